@@ -1,0 +1,337 @@
+package io.outbox.spi;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The lease writes one relay should make, planned from one snapshot of heartbeats and leases
+ * (rules S4, S4b, S5, S7). Every store calls this instead of reimplementing the arithmetic.
+ *
+ * <h2>How a store uses it in {@link OutboxStore#acquireBucketLeases}</h2>
+ * <ol>
+ *   <li>Read {@code now} from the store's clock. Record the relay's heartbeat ({@code relayId,
+ *       lastSeen = now}) with an upsert.</li>
+ *   <li>Read all heartbeats and all lease rows (one query each where the database allows).</li>
+ *   <li>{@code LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases)}.</li>
+ *   <li>For each lease in {@link #keep()}: conditional write "owner = me and expiresAt = the
+ *       observed expiry" setting {@code expiresAt = }{@link #renewedExpiry(BucketLease)} (never
+ *       shorter than before, so a clock set back cannot cut a lease short).</li>
+ *   <li>For each lease in {@link #release()}: conditional write "owner = me and expiresAt = the
+ *       observed expiry" setting {@code owner = null}.</li>
+ *   <li>For each lease in {@link #claim()}: conditional write "owner is null or expiresAt &lt;=
+ *       now" setting {@code owner = me, expiresAt = }{@link #claimExpiry()}. A bucket listed in
+ *       {@link #missingBuckets()} has no row yet: create it free first, idempotently (a duplicate
+ *       key from a concurrent relay is fine), or use a conditional upsert.</li>
+ *   <li>Optionally delete the heartbeats in {@link #staleRelays()}, fenced by the observed
+ *       {@code lastSeen}.</li>
+ *   <li>Read back the leases with {@code owner = me and expiresAt > now} and return their buckets
+ *       ascending.</li>
+ * </ol>
+ * A refused conditional write is not an error: another relay moved first, and the read-back
+ * states what this relay owns. Exclusivity (S5) rests on those conditions alone; the plan only
+ * keeps relays that see the same membership from ever writing the same lease (S4b), so a stable
+ * fleet makes no refused writes.
+ *
+ * <h2>The plan</h2>
+ * Live relays are the caller plus every relay whose heartbeat is newer than
+ * {@code now - leaseDuration}. {@link FairShare} over them gives each relay a share and a
+ * preferred range. The caller keeps its unexpired leases up to its share (those in its preferred
+ * range first, then those in {@link LeaseRequest#heldBuckets()}, then the lowest) and releases
+ * the rest. Claimable buckets (free or expired, ascending) are then assigned, identically on
+ * every relay: first each to the relay whose preferred range holds it, if that relay is below its
+ * share, then leftovers to relays still below their share, in rank order. A relay's deficit is
+ * its share minus its unexpired leases (capped at the share). The caller claims the buckets
+ * assigned to it.
+ *
+ * <p>Instances are immutable and thread-safe.
+ */
+public final class LeasePlan {
+
+    /** Heartbeats older than this many lease durations are reported as stale. */
+    public static final int STALE_HEARTBEAT_LEASES = 10;
+
+    private final LeaseRequest request;
+    private final long nowMillis;
+    private final FairShare fairShare;
+    private final List<BucketLease> keep;
+    private final List<BucketLease> release;
+    private final List<BucketLease> claim;
+    private final List<Integer> missingBuckets;
+    private final Map<String, Long> staleRelays;
+
+    private LeasePlan(LeaseRequest request, long nowMillis, FairShare fairShare, List<BucketLease> keep,
+                      List<BucketLease> release, List<BucketLease> claim, List<Integer> missingBuckets,
+                      Map<String, Long> staleRelays) {
+        this.request = request;
+        this.nowMillis = nowMillis;
+        this.fairShare = fairShare;
+        this.keep = keep;
+        this.release = release;
+        this.claim = claim;
+        this.missingBuckets = missingBuckets;
+        this.staleRelays = staleRelays;
+    }
+
+    /**
+     * Plans the caller's lease writes.
+     *
+     * @param request the caller's request; not null
+     * @param nowMillis the current time from the store's clock, epoch milliseconds
+     * @param heartbeats every relay's last heartbeat, epoch milliseconds, by relay id; not null; the
+     *     caller's own entry is optional (the caller always counts as live)
+     * @param leases the lease rows read; not null, no null elements; rows for buckets outside
+     *     {@code [0, bucketCount)} are ignored; buckets without a row count as free and are listed
+     *     in {@link #missingBuckets()}
+     * @return the plan
+     * @throws NullPointerException if an argument or element is null
+     * @throws IllegalArgumentException if two lease rows name the same bucket
+     */
+    public static LeasePlan compute(LeaseRequest request, long nowMillis, Map<String, Long> heartbeats,
+                                    Collection<BucketLease> leases) {
+        Objects.requireNonNull(request, "request must not be null");
+        Objects.requireNonNull(heartbeats, "heartbeats must not be null");
+        Objects.requireNonNull(leases, "leases must not be null");
+        String me = request.relayId();
+        int n = request.bucketCount();
+        long duration = request.leaseDurationMillis();
+
+        Set<String> live = new HashSet<>();
+        live.add(me);
+        Map<String, Long> stale = new TreeMap<>();
+        long staleBefore = nowMillis - STALE_HEARTBEAT_LEASES * duration;
+        heartbeats.forEach((relayId, lastSeen) -> {
+            Objects.requireNonNull(relayId, "heartbeat relay id must not be null");
+            Objects.requireNonNull(lastSeen, "heartbeat time must not be null");
+            if (isLive(lastSeen, nowMillis, duration)) {
+                live.add(relayId);
+            } else if (lastSeen <= staleBefore && !relayId.equals(me)) {
+                stale.put(relayId, lastSeen);
+            }
+        });
+        FairShare fairShare = FairShare.of(n, live);
+
+        BucketLease[] byBucket = new BucketLease[n];
+        for (BucketLease lease : leases) {
+            Objects.requireNonNull(lease, "leases must not contain null");
+            if (lease.bucket() >= n) {
+                continue;
+            }
+            if (byBucket[lease.bucket()] != null) {
+                throw new IllegalArgumentException("two lease rows for bucket " + lease.bucket());
+            }
+            byBucket[lease.bucket()] = lease;
+        }
+        List<Integer> missing = new ArrayList<>();
+        for (int b = 0; b < n; b++) {
+            if (byBucket[b] == null) {
+                byBucket[b] = BucketLease.free(b);
+                missing.add(b);
+            }
+        }
+
+        // The caller's own keep / release.
+        List<BucketLease> mine = new ArrayList<>();
+        for (BucketLease lease : byBucket) {
+            if (lease.isHeldBy(me, nowMillis)) {
+                mine.add(lease);
+            }
+        }
+        int myShare = fairShare.share(me);
+        BucketRange myRange = fairShare.preferredRange(me);
+        Set<Integer> held = new HashSet<>(request.heldBuckets());
+        mine.sort(Comparator.<BucketLease>comparingInt(l -> myRange.contains(l.bucket()) ? 0 : 1)
+                .thenComparingInt(l -> held.contains(l.bucket()) ? 0 : 1)
+                .thenComparingInt(BucketLease::bucket));
+        int keepCount = Math.min(myShare, mine.size());
+        List<BucketLease> keep = sortedByBucket(mine.subList(0, keepCount));
+        List<BucketLease> release = sortedByBucket(mine.subList(keepCount, mine.size()));
+
+        // Claims: the same assignment on every relay that sees this snapshot.
+        List<String> relays = fairShare.relays();
+        int[] deficit = new int[relays.size()];
+        int[] preferredRank = new int[n];
+        for (int rank = 0; rank < relays.size(); rank++) {
+            String relay = relays.get(rank);
+            int owned = 0;
+            for (BucketLease lease : byBucket) {
+                if (lease.isHeldBy(relay, nowMillis)) {
+                    owned++;
+                }
+            }
+            deficit[rank] = fairShare.shareOfRank(rank) - Math.min(owned, fairShare.shareOfRank(rank));
+            BucketRange range = fairShare.rangeOfRank(rank);
+            for (int b = range.start(); b < range.end(); b++) {
+                preferredRank[b] = rank;
+            }
+        }
+        int myRank = fairShare.rank(me);
+        List<BucketLease> claimable = new ArrayList<>();
+        for (BucketLease lease : byBucket) {
+            if (lease.isClaimable(nowMillis)) {
+                claimable.add(lease);
+            }
+        }
+        List<BucketLease> claim = new ArrayList<>();
+        List<BucketLease> leftovers = new ArrayList<>();
+        for (BucketLease lease : claimable) {
+            int rank = preferredRank[lease.bucket()];
+            if (deficit[rank] > 0) {
+                deficit[rank]--;
+                if (rank == myRank) {
+                    claim.add(lease);
+                }
+            } else {
+                leftovers.add(lease);
+            }
+        }
+        for (BucketLease lease : leftovers) {
+            for (int rank = 0; rank < deficit.length; rank++) {
+                if (deficit[rank] > 0) {
+                    deficit[rank]--;
+                    if (rank == myRank) {
+                        claim.add(lease);
+                    }
+                    break;
+                }
+            }
+        }
+        return new LeasePlan(request, nowMillis, fairShare, keep, release, sortedByBucket(claim),
+                List.copyOf(missing), java.util.Collections.unmodifiableMap(stale));
+    }
+
+    /**
+     * Whether a heartbeat counts as live: seen within one lease duration.
+     *
+     * @param lastSeenMillis the heartbeat time, epoch milliseconds
+     * @param nowMillis the current time, epoch milliseconds
+     * @param leaseDurationMillis the lease duration in milliseconds
+     * @return {@code lastSeenMillis > nowMillis - leaseDurationMillis}
+     */
+    public static boolean isLive(long lastSeenMillis, long nowMillis, long leaseDurationMillis) {
+        return lastSeenMillis > nowMillis - leaseDurationMillis;
+    }
+
+    /**
+     * The request this plan answers.
+     *
+     * @return the request
+     */
+    public LeaseRequest request() {
+        return request;
+    }
+
+    /**
+     * The time the plan was made for.
+     *
+     * @return {@code now}, epoch milliseconds
+     */
+    public long nowMillis() {
+        return nowMillis;
+    }
+
+    /**
+     * The fair share among the live relays.
+     *
+     * @return the fair share
+     */
+    public FairShare fairShare() {
+        return fairShare;
+    }
+
+    /**
+     * The caller's share.
+     *
+     * @return the number of buckets the caller should hold
+     */
+    public int share() {
+        return fairShare.share(request.relayId());
+    }
+
+    /**
+     * The caller's unexpired leases to extend, as observed.
+     *
+     * @return the leases, ascending by bucket; immutable
+     */
+    public List<BucketLease> keep() {
+        return keep;
+    }
+
+    /**
+     * The caller's unexpired leases above its share, to give back, as observed.
+     *
+     * @return the leases, ascending by bucket; immutable
+     */
+    public List<BucketLease> release() {
+        return release;
+    }
+
+    /**
+     * The free or expired leases assigned to the caller, as observed.
+     *
+     * @return the leases, ascending by bucket; immutable
+     */
+    public List<BucketLease> claim() {
+        return claim;
+    }
+
+    /**
+     * Buckets in {@code [0, bucketCount)} that had no lease row.
+     *
+     * @return the buckets, ascending; immutable
+     */
+    public List<Integer> missingBuckets() {
+        return missingBuckets;
+    }
+
+    /**
+     * Relays whose heartbeat is older than {@value #STALE_HEARTBEAT_LEASES} lease durations; a
+     * store may delete their heartbeat rows, fenced by the observed time, to keep the table small.
+     *
+     * @return relay id to observed heartbeat time (epoch ms); immutable, sorted by id
+     */
+    public Map<String, Long> staleRelays() {
+        return staleRelays;
+    }
+
+    /**
+     * The expiry to write on a claimed lease.
+     *
+     * @return {@code now + leaseDuration}, epoch milliseconds
+     */
+    public long claimExpiry() {
+        return nowMillis + request.leaseDurationMillis();
+    }
+
+    /**
+     * The expiry to write when keeping a lease: never shorter than the observed one (S5).
+     *
+     * @param observed the lease as read; not null
+     * @return {@code max(observed.expiresAtMillis(), now + leaseDuration)}, epoch milliseconds
+     */
+    public long renewedExpiry(BucketLease observed) {
+        return Math.max(observed.expiresAtMillis(), claimExpiry());
+    }
+
+    private static List<BucketLease> sortedByBucket(List<BucketLease> leases) {
+        List<BucketLease> copy = new ArrayList<>(leases);
+        copy.sort(Comparator.comparingInt(BucketLease::bucket));
+        return List.copyOf(copy);
+    }
+
+    @Override
+    public String toString() {
+        return "LeasePlan[relay=" + request.relayId() + ", share=" + share() + ", keep=" + buckets(keep)
+                + ", release=" + buckets(release) + ", claim=" + buckets(claim) + ", " + fairShare + "]";
+    }
+
+    private static List<Integer> buckets(List<BucketLease> leases) {
+        return leases.stream().map(BucketLease::bucket).toList();
+    }
+}

@@ -1,0 +1,111 @@
+package io.outbox.spi;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * One relay's call to {@link OutboxStore#acquireBucketLeases} or
+ * {@link LeaseRenewal#renewBucketLeases}.
+ *
+ * @param relayId the calling relay's id: 1 to {@value #MAX_RELAY_ID_LENGTH} characters, not blank,
+ *     no control characters; unique among the relays sharing a store
+ * @param bucketCount the number of buckets, {@code >= 1}; the same for every writer and relay
+ * @param leaseDuration how long a lease granted or renewed now lasts; positive, at least 1 ms,
+ *     stored in epoch milliseconds (S11)
+ * @param heldBuckets the buckets the relay owned after its last successful call (S4b), or, for a
+ *     renewal, the buckets to renew; normalized to distinct, ascending, immutable; each in
+ *     {@code [0, bucketCount)}
+ */
+public record LeaseRequest(String relayId, int bucketCount, Duration leaseDuration, List<Integer> heldBuckets) {
+
+    /** Longest relay id, in characters; stores size their owner columns for it. */
+    public static final int MAX_RELAY_ID_LENGTH = 128;
+
+    /**
+     * Validates and normalizes the fields.
+     *
+     * @param relayId the calling relay's id
+     * @param bucketCount the number of buckets
+     * @param leaseDuration the lease duration
+     * @param heldBuckets the buckets held, or to renew
+     * @throws NullPointerException if a field or a held bucket is null
+     * @throws IllegalArgumentException naming the bad field and value
+     */
+    public LeaseRequest {
+        requireRelayId(relayId);
+        OutboxBucket.requireBucketCount(bucketCount);
+        Objects.requireNonNull(leaseDuration, "leaseDuration must not be null");
+        if (leaseDuration.toMillis() < 1) {
+            throw new IllegalArgumentException("leaseDuration must be at least 1 ms but was " + leaseDuration);
+        }
+        Objects.requireNonNull(heldBuckets, "heldBuckets must not be null");
+        TreeSet<Integer> sorted = new TreeSet<>();
+        for (Integer bucket : heldBuckets) {
+            Objects.requireNonNull(bucket, "heldBuckets must not contain null");
+            if (bucket < 0 || bucket >= bucketCount) {
+                throw new IllegalArgumentException("heldBuckets contains " + bucket + ", outside [0, "
+                        + bucketCount + ")");
+            }
+            sorted.add(bucket);
+        }
+        heldBuckets = List.copyOf(sorted);
+    }
+
+    /**
+     * A request from a relay holding nothing yet.
+     *
+     * @param relayId the relay id
+     * @param bucketCount the number of buckets, {@code >= 1}
+     * @param leaseDuration the lease duration, at least 1 ms
+     * @return the request, with no held buckets
+     */
+    public static LeaseRequest of(String relayId, int bucketCount, Duration leaseDuration) {
+        return new LeaseRequest(relayId, bucketCount, leaseDuration, List.of());
+    }
+
+    /**
+     * The same request with other held buckets.
+     *
+     * @param buckets the buckets held; not null, each in {@code [0, bucketCount)}
+     * @return a new request
+     */
+    public LeaseRequest withHeldBuckets(List<Integer> buckets) {
+        return new LeaseRequest(relayId, bucketCount, leaseDuration, buckets);
+    }
+
+    /**
+     * The lease duration in milliseconds.
+     *
+     * @return {@code leaseDuration().toMillis()}
+     */
+    public long leaseDurationMillis() {
+        return leaseDuration.toMillis();
+    }
+
+    /**
+     * Checks a relay id.
+     *
+     * @param relayId the relay id
+     * @return {@code relayId}
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException if it is blank, longer than {@value #MAX_RELAY_ID_LENGTH}
+     *     characters, or holds a control character
+     */
+    public static String requireRelayId(String relayId) {
+        Objects.requireNonNull(relayId, "relayId must not be null");
+        if (relayId.isBlank()) {
+            throw new IllegalArgumentException("relayId must not be blank but was '" + relayId + "'");
+        }
+        if (relayId.length() > MAX_RELAY_ID_LENGTH) {
+            throw new IllegalArgumentException("relayId must be at most " + MAX_RELAY_ID_LENGTH
+                    + " characters but has " + relayId.length() + ": '" + relayId.substring(0, 40) + "...'");
+        }
+        if (relayId.chars().anyMatch(Character::isISOControl)) {
+            throw new IllegalArgumentException("relayId must not contain control characters: '"
+                    + relayId.replaceAll("\\p{Cntrl}", "?") + "'");
+        }
+        return relayId;
+    }
+}

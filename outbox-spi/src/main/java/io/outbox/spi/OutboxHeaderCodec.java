@@ -1,0 +1,228 @@
+package io.outbox.spi;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.kafka.common.header.Header;
+
+/**
+ * A versioned binary encoding of a list of record headers, for stores that keep headers in one
+ * binary column or attribute.
+ *
+ * <p>Version 1 layout (all integers are 4-byte big-endian, signed):
+ * <pre>
+ *   byte    version = 1
+ *   int32   header count (n &gt;= 0)
+ *   n times:
+ *     int32 name length in bytes (&gt;= 0), then the name in UTF-8
+ *     int32 value length in bytes, -1 for a null value, then the value bytes
+ * </pre>
+ * Order, repeated names, null values, empty names and values, and non-ASCII names survive a
+ * round trip byte for byte (rule S10). Decoding is strict: an unknown version, a length that runs
+ * past the end, a name that is not valid UTF-8 or bytes left over after the last header raise
+ * {@link CorruptHeadersException} naming the problem and its offset; a blob is never decoded in
+ * part.
+ *
+ * <p>This class is stateless and thread-safe.
+ */
+public final class OutboxHeaderCodec {
+
+    /** The version byte written by {@link #encode(List)}. */
+    public static final byte VERSION_1 = 1;
+
+    private static final int INT_BYTES = Integer.BYTES;
+
+    private OutboxHeaderCodec() {
+    }
+
+    /**
+     * Encodes headers in the version 1 layout.
+     *
+     * @param headers the headers in order; not null, no null elements; an empty list encodes to
+     *     5 bytes
+     * @return the encoded bytes; never null
+     * @throws NullPointerException if {@code headers}, an element or a header key is null
+     * @throws IllegalArgumentException if a header key is not well-formed Unicode (a lone surrogate)
+     */
+    public static byte[] encode(List<? extends Header> headers) {
+        Objects.requireNonNull(headers, "headers must not be null");
+        ByteArrayOutputStream out = new ByteArrayOutputStream(encodedSize(headers));
+        out.write(VERSION_1);
+        writeInt(out, headers.size());
+        for (Header header : headers) {
+            Objects.requireNonNull(header, "headers must not contain null");
+            byte[] name = utf8Name(header.key());
+            writeInt(out, name.length);
+            out.write(name, 0, name.length);
+            byte[] value = header.value();
+            if (value == null) {
+                writeInt(out, -1);
+            } else {
+                writeInt(out, value.length);
+                out.write(value, 0, value.length);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * The number of bytes {@link #encode(List)} produces for these headers, without encoding them.
+     *
+     * @param headers the headers; not null, no null elements
+     * @return the encoded size in bytes
+     * @throws NullPointerException if {@code headers}, an element or a header key is null
+     * @throws IllegalArgumentException if a header key is not well-formed Unicode (a lone surrogate)
+     */
+    public static int encodedSize(List<? extends Header> headers) {
+        long size = 1 + INT_BYTES;
+        for (Header header : headers) {
+            Objects.requireNonNull(header, "headers must not contain null");
+            size += INT_BYTES + utf8Name(header.key()).length;
+            size += INT_BYTES;
+            if (header instanceof OutboxHeader h) {
+                size += Math.max(0, h.valueLength());
+            } else if (header.value() != null) {
+                size += header.value().length;
+            }
+        }
+        if (size > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("headers too large to encode: " + size + " bytes");
+        }
+        return (int) size;
+    }
+
+    /**
+     * Decodes a blob written by {@link #encode(List)}.
+     *
+     * @param blob the encoded headers; not null
+     * @return the headers, in their original order, as an immutable list of {@link OutboxHeader}
+     * @throws NullPointerException if {@code blob} is null
+     * @throws CorruptHeadersException if the blob is empty, has an unknown version, is truncated,
+     *     has trailing bytes, a negative length, or a name that is not valid UTF-8
+     */
+    public static List<OutboxHeader> decode(byte[] blob) {
+        Objects.requireNonNull(blob, "blob must not be null");
+        ByteBuffer in = ByteBuffer.wrap(blob);
+        if (!in.hasRemaining()) {
+            throw new CorruptHeadersException("header blob is empty (expected at least a version byte)");
+        }
+        byte version = in.get();
+        if (version != VERSION_1) {
+            throw new CorruptHeadersException("header blob has unknown version " + version
+                    + " (this library reads version " + VERSION_1 + ")");
+        }
+        int count = readLength(in, "header count");
+        // Each header takes at least two length fields: reject absurd counts before allocating.
+        if ((long) count * 2 * INT_BYTES > in.remaining()) {
+            throw new CorruptHeadersException("header blob declares " + count + " headers but only "
+                    + in.remaining() + " bytes follow at offset " + in.position());
+        }
+        CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        List<OutboxHeader> headers = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int nameLength = readLength(in, "name length of header #" + i);
+            int nameOffset = in.position();
+            ByteBuffer nameBytes = slice(in, nameLength, "name of header #" + i);
+            String name;
+            try {
+                CharBuffer chars = utf8.decode(nameBytes);
+                name = chars.toString();
+            } catch (CharacterCodingException e) {
+                throw new CorruptHeadersException("name of header #" + i + " at offset " + nameOffset
+                        + " is not valid UTF-8", e);
+            }
+            int valueLength = readInt(in, "value length of header #" + i);
+            byte[] value = null;
+            if (valueLength < -1) {
+                throw new CorruptHeadersException("value length of header #" + i + " is " + valueLength
+                        + " at offset " + (in.position() - INT_BYTES) + " (must be -1 or more)");
+            }
+            if (valueLength >= 0) {
+                ByteBuffer valueBytes = slice(in, valueLength, "value of header #" + i);
+                value = new byte[valueLength];
+                valueBytes.get(value);
+            }
+            headers.add(OutboxHeader.of(name, value));
+        }
+        if (in.hasRemaining()) {
+            throw new CorruptHeadersException("header blob has " + in.remaining()
+                    + " trailing bytes after the last of " + count + " headers at offset " + in.position());
+        }
+        return List.copyOf(headers);
+    }
+
+    private static int readLength(ByteBuffer in, String what) {
+        int length = readInt(in, what);
+        if (length < 0) {
+            throw new CorruptHeadersException(what + " is negative (" + length + ") at offset "
+                    + (in.position() - INT_BYTES));
+        }
+        return length;
+    }
+
+    private static int readInt(ByteBuffer in, String what) {
+        if (in.remaining() < INT_BYTES) {
+            throw new CorruptHeadersException("header blob is truncated: " + what + " needs " + INT_BYTES
+                    + " bytes at offset " + in.position() + " but " + in.remaining() + " remain");
+        }
+        return in.getInt();
+    }
+
+    private static ByteBuffer slice(ByteBuffer in, int length, String what) {
+        if (length > in.remaining()) {
+            throw new CorruptHeadersException("header blob is truncated: " + what + " needs " + length
+                    + " bytes at offset " + in.position() + " but " + in.remaining() + " remain");
+        }
+        ByteBuffer slice = in.slice(in.position(), length);
+        in.position(in.position() + length);
+        return slice;
+    }
+
+    private static void writeInt(ByteArrayOutputStream out, int v) {
+        out.write(v >>> 24);
+        out.write(v >>> 16);
+        out.write(v >>> 8);
+        out.write(v);
+    }
+
+    /**
+     * Strict UTF-8: a name holding a lone surrogate cannot round-trip, so it is refused rather than
+     * silently turned into '?' as {@link String#getBytes} would.
+     */
+    static byte[] utf8Name(String name) {
+        Objects.requireNonNull(name, "header key must not be null");
+        try {
+            ByteBuffer bytes = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(name));
+            byte[] out = new byte[bytes.remaining()];
+            bytes.get(out);
+            return out;
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("header key " + describe(name)
+                    + " is not well-formed Unicode (it holds a lone surrogate) and cannot be stored exactly", e);
+        }
+    }
+
+    private static String describe(String name) {
+        StringBuilder sb = new StringBuilder("\"");
+        name.codePoints().forEach(cp -> {
+            if (cp >= 0x20 && cp < 0x7f) {
+                sb.appendCodePoint(cp);
+            } else {
+                sb.append(String.format("\\u%04x", cp));
+            }
+        });
+        return sb.append('"').toString();
+    }
+}

@@ -1,0 +1,45 @@
+package io.outbox.spi;
+
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+
+/**
+ * Creates a store from string settings; found by {@link OutboxStores} through
+ * {@link java.util.ServiceLoader}. Store modules register theirs with
+ * {@code @AutoService(OutboxStoreProvider.class)}.
+ *
+ * <p>Implementations have a public no-argument constructor and are thread-safe.
+ */
+public interface OutboxStoreProvider {
+
+    /**
+     * The name users select the store by, for example {@code jdbc}, {@code mongodb},
+     * {@code dynamodb}.
+     *
+     * @return a short lower-case name, unique among the providers on the class path; not null
+     */
+    String name();
+
+    /**
+     * Creates a store. Implementations validate the settings with
+     * {@link OutboxStoreConfig#parse(String, ConfigDef, Map)}, so an unknown or malformed setting
+     * fails here, naming the key and the value.
+     *
+     * @param config the settings, without any prefix (for example {@code url}, {@code user});
+     *     not null
+     * @return a new store, owned by the caller; close it when it implements {@link AutoCloseable}
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed
+     * @throws RuntimeException if the store cannot be created (the database is unreachable, say)
+     */
+    OutboxStore create(Map<String, String> config);
+
+    /**
+     * The settings {@link #create(Map)} accepts, with their types, defaults and documentation;
+     * settings of type {@link ConfigDef.Type#PASSWORD} are never logged.
+     *
+     * @return the definition; never null
+     */
+    default ConfigDef configDef() {
+        return new ConfigDef();
+    }
+}

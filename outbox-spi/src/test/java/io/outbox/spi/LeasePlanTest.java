@@ -1,0 +1,232 @@
+package io.outbox.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.IntStream;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+/** Rules S4, S4b, S5, S6 and S7 for the shared lease planner. */
+class LeasePlanTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    @Test
+    void s4_firstRelayClaimsEverythingAndRecordsMissingRows() {
+        LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 4, LEASE), 1_000, Map.of(), List.of());
+        assertThat(buckets(plan.claim())).containsExactly(0, 1, 2, 3);
+        assertThat(plan.missingBuckets()).containsExactly(0, 1, 2, 3);
+        assertThat(plan.keep()).isEmpty();
+        assertThat(plan.claimExpiry()).isEqualTo(31_000);
+    }
+
+    @Test
+    void s4_excessIsReleasedKeepingPreferredRangeThenHeldBuckets() {
+        // a holds all 8; b is live: shares 4/4, a's range [0,4).
+        List<BucketLease> leases = IntStream.range(0, 8).mapToObj(b -> new BucketLease(b, "a", 20_000)).toList();
+        LeaseRequest request = new LeaseRequest("a", 8, LEASE, List.of(5, 6, 7));
+        LeasePlan plan = LeasePlan.compute(request, 10_000, Map.of("a", 9_000L, "b", 9_500L), leases);
+        assertThat(buckets(plan.keep())).containsExactly(0, 1, 2, 3);
+        assertThat(buckets(plan.release())).containsExactly(4, 5, 6, 7);
+        assertThat(plan.claim()).isEmpty();
+        assertThat(plan.renewedExpiry(leases.get(0))).isEqualTo(40_000);
+    }
+
+    @Test
+    void s4b_heldBucketsAreKeptBeforeOthersOutsideTheRange() {
+        // c's range is [6,8) of 8 with three relays; c holds 0, 1 and 2 (none in range) and held 2 last time.
+        List<BucketLease> leases = List.of(new BucketLease(0, "c", 50_000), new BucketLease(1, "c", 50_000),
+                new BucketLease(2, "c", 50_000));
+        LeasePlan plan = LeasePlan.compute(new LeaseRequest("c", 8, LEASE, List.of(2)), 10_000,
+                Map.of("a", 9_000L, "b", 9_000L), leases);
+        assertThat(plan.share()).isEqualTo(2);
+        assertThat(buckets(plan.keep())).containsExactly(0, 2);
+        assertThat(buckets(plan.release())).containsExactly(1);
+    }
+
+    @Test
+    void s5_renewalNeverShortensALeaseWhenTheClockWentBack() {
+        BucketLease lease = new BucketLease(0, "a", 100_000);
+        LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 1, LEASE), 50_000, Map.of(), List.of(lease));
+        assertThat(buckets(plan.keep())).containsExactly(0);
+        assertThat(plan.renewedExpiry(lease)).isEqualTo(100_000);
+    }
+
+    @Test
+    void s5_unexpiredLeaseOfADeadRelayIsNotClaimable() {
+        List<BucketLease> leases = List.of(new BucketLease(0, "dead", 40_000), new BucketLease(1, null, 0));
+        LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 2, LEASE), 39_999, Map.of("dead", 1L), leases);
+        assertThat(buckets(plan.claim())).containsExactly(1);
+        LeasePlan later = LeasePlan.compute(LeaseRequest.of("a", 2, LEASE), 40_000, Map.of("dead", 1L), leases);
+        assertThat(buckets(later.claim())).containsExactly(0, 1);
+    }
+
+    @Test
+    void staleHeartbeatsAreReportedButNotTheCallers() {
+        LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 2, LEASE), 1_000_000,
+                Map.of("old", 1_000L, "recent-dead", 990_000L - 30_000L, "a", 1L), List.of());
+        assertThat(plan.staleRelays()).containsOnlyKeys("old");
+        assertThat(plan.fairShare().relays()).containsExactly("a");
+    }
+
+    @Test
+    void leaseRowsOutsideTheRangeAreIgnoredAndDuplicatesRefused() {
+        LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 2, LEASE), 1, Map.of(),
+                List.of(new BucketLease(5, "x", 99), BucketLease.free(0), BucketLease.free(1)));
+        assertThat(buckets(plan.claim())).containsExactly(0, 1);
+        assertThat(plan.missingBuckets()).isEmpty();
+        assertThatThrownBy(() -> LeasePlan.compute(LeaseRequest.of("a", 2, LEASE), 1, Map.of(),
+                List.of(BucketLease.free(0), BucketLease.free(0)))).hasMessageContaining("bucket 0");
+    }
+
+    @Property(tries = 2000)
+    void s4b_relaysSeeingOneSnapshotNeverPlanTheSameWrite(@ForAll @IntRange(min = 1, max = 40) int buckets,
+                                                          @ForAll @IntRange(min = 1, max = 12) int relays,
+                                                          @ForAll long seed) {
+        Random random = new Random(seed);
+        long now = 1_000_000;
+        Map<String, Long> heartbeats = new HashMap<>();
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < relays; i++) {
+            String id = "r" + random.nextInt(1000);
+            ids.add(id);
+            heartbeats.put(id, now - random.nextInt(40_000)); // some are dead
+        }
+        List<BucketLease> leases = new ArrayList<>();
+        for (int b = 0; b < buckets; b++) {
+            if (random.nextInt(5) == 0) {
+                continue; // missing row
+            }
+            String owner = random.nextInt(3) == 0 ? null : ids.get(random.nextInt(ids.size()));
+            leases.add(new BucketLease(b, owner, now - 20_000 + random.nextInt(60_000)));
+        }
+        Set<Integer> claimed = new HashSet<>();
+        for (String id : heartbeats.keySet()) {
+            if (!LeasePlan.isLive(heartbeats.get(id), now, LEASE.toMillis())) {
+                continue;
+            }
+            LeasePlan plan = LeasePlan.compute(LeaseRequest.of(id, buckets, LEASE), now, heartbeats, leases);
+            for (BucketLease c : plan.claim()) {
+                assertThat(c.isClaimable(now)).isTrue();
+                assertThat(claimed.add(c.bucket())).as("bucket %d planned twice", c.bucket()).isTrue();
+            }
+            assertThat(plan.keep()).allSatisfy(l -> assertThat(l.isHeldBy(id, now)).isTrue());
+            assertThat(plan.keep().size() + plan.claim().size()).isLessThanOrEqualTo(plan.share());
+        }
+    }
+
+    /** A fleet applying plans to a simulated lease table converges, then stays put with no refused writes. */
+    @Property(tries = 300)
+    void s7_fleetConvergesThenStaysStable(@ForAll @IntRange(min = 1, max = 32) int buckets,
+                                          @ForAll @IntRange(min = 1, max = 10) int relays, @ForAll long seed) {
+        Random random = new Random(seed);
+        Fleet fleet = new Fleet(buckets);
+        List<String> ids = IntStream.range(0, relays).mapToObj(i -> "relay-" + random.nextInt(100_000)).distinct()
+                .toList();
+        for (int round = 0; round < 6; round++) {
+            List<String> order = new ArrayList<>(ids);
+            java.util.Collections.shuffle(order, random);
+            order.forEach(fleet::acquire);
+            fleet.now += 1_000;
+        }
+        FairShare share = FairShare.of(buckets, ids);
+        Map<Integer, String> converged = new TreeMap<>(fleet.owners());
+        for (String id : ids) {
+            assertThat(fleet.owned(id)).as("share of %s", id).hasSize(share.share(id));
+        }
+        int refusedBefore = fleet.refused;
+        for (int round = 0; round < 5; round++) {
+            ids.forEach(fleet::acquire);
+            fleet.now += 1_000;
+        }
+        assertThat(fleet.owners()).isEqualTo(converged);
+        assertThat(fleet.refused).isEqualTo(refusedBefore);
+    }
+
+    @Test
+    void s6_takeoverAfterARelayStops() {
+        Fleet fleet = new Fleet(8);
+        for (int round = 0; round < 4; round++) {
+            fleet.acquire("a");
+            fleet.acquire("b");
+            fleet.now += 1_000;
+        }
+        assertThat(fleet.owned("a")).hasSize(4);
+        // b stops calling; a gets its buckets once they expire and b's heartbeat is older than a lease.
+        for (int round = 0; round < 40; round++) {
+            fleet.acquire("a");
+            fleet.now += 1_000;
+        }
+        assertThat(fleet.owned("a")).hasSize(8);
+    }
+
+    private static List<Integer> buckets(List<BucketLease> leases) {
+        return leases.stream().map(BucketLease::bucket).toList();
+    }
+
+    /** A minimal single-threaded lease table applying plans with the documented conditions. */
+    private static final class Fleet {
+        final int buckets;
+        final Map<Integer, BucketLease> leases = new TreeMap<>();
+        final Map<String, Long> heartbeats = new HashMap<>();
+        final Map<String, List<Integer>> held = new HashMap<>();
+        long now = 1_000_000;
+        int refused;
+
+        Fleet(int buckets) {
+            this.buckets = buckets;
+        }
+
+        void acquire(String relay) {
+            heartbeats.put(relay, now);
+            LeaseRequest request = new LeaseRequest(relay, buckets, LEASE, held.getOrDefault(relay, List.of()));
+            LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases.values());
+            plan.missingBuckets().forEach(b -> leases.putIfAbsent(b, BucketLease.free(b)));
+            for (BucketLease keep : plan.keep()) {
+                BucketLease current = leases.get(keep.bucket());
+                if (relay.equals(current.owner()) && current.expiresAtMillis() == keep.expiresAtMillis()) {
+                    leases.put(keep.bucket(), new BucketLease(keep.bucket(), relay, plan.renewedExpiry(keep)));
+                } else {
+                    refused++;
+                }
+            }
+            for (BucketLease release : plan.release()) {
+                leases.put(release.bucket(), new BucketLease(release.bucket(), null, release.expiresAtMillis()));
+            }
+            for (BucketLease claim : plan.claim()) {
+                if (leases.get(claim.bucket()).isClaimable(now)) {
+                    leases.put(claim.bucket(), new BucketLease(claim.bucket(), relay, plan.claimExpiry()));
+                } else {
+                    refused++;
+                }
+            }
+            held.put(relay, owned(relay));
+        }
+
+        List<Integer> owned(String relay) {
+            return leases.values().stream().filter(l -> l.isHeldBy(relay, now)).map(BucketLease::bucket).toList();
+        }
+
+        Map<Integer, String> owners() {
+            Map<Integer, String> owners = new TreeMap<>();
+            leases.values().forEach(l -> {
+                if (l.owner() != null && l.expiresAtMillis() > now) {
+                    owners.put(l.bucket(), l.owner());
+                }
+            });
+            return owners;
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.outbox.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+
+/** Rule S10 for headers: the versioned header codec. */
+class OutboxHeaderCodecTest {
+
+    private static final List<OutboxHeader> SAMPLE = List.of(
+            OutboxHeader.ofUtf8("trace-id", "abc"),
+            OutboxHeader.of("dup", new byte[] {1}),
+            OutboxHeader.of("dup", null),
+            OutboxHeader.of("dup", new byte[0]),
+            OutboxHeader.of("", new byte[] {0, -1}),
+            OutboxHeader.of("größe-名前-\uD83D\uDE00", new byte[] {5}));
+
+    @Test
+    void s10_roundTripKeepsOrderRepeatsNullsAndNonAsciiNames() {
+        byte[] blob = OutboxHeaderCodec.encode(SAMPLE);
+        List<OutboxHeader> decoded = OutboxHeaderCodec.decode(blob);
+        assertThat(decoded).containsExactlyElementsOf(SAMPLE);
+        assertThat(decoded.get(2).value()).isNull();
+        assertThat(decoded.get(3).value()).isEmpty();
+        assertThat(OutboxHeaderCodec.encode(decoded)).isEqualTo(blob);
+        assertThat(blob).hasSize(OutboxHeaderCodec.encodedSize(SAMPLE));
+    }
+
+    @Test
+    void emptyListEncodesToVersionAndZeroCount() {
+        assertThat(OutboxHeaderCodec.encode(List.of())).containsExactly(1, 0, 0, 0, 0);
+        assertThat(OutboxHeaderCodec.decode(new byte[] {1, 0, 0, 0, 0})).isEmpty();
+    }
+
+    @Test
+    void everyTruncationIsRefusedNeverDecodedInPart() {
+        byte[] blob = OutboxHeaderCodec.encode(SAMPLE);
+        for (int length = 0; length < blob.length; length++) {
+            byte[] prefix = Arrays.copyOf(blob, length);
+            assertThatThrownBy(() -> OutboxHeaderCodec.decode(prefix))
+                    .as("prefix of %d bytes", length)
+                    .isInstanceOf(CorruptHeadersException.class);
+        }
+    }
+
+    @Test
+    void emptyBlobIsNamed() {
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(new byte[0]))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("empty");
+    }
+
+    @Test
+    void unknownVersionIsNamed() {
+        byte[] blob = OutboxHeaderCodec.encode(SAMPLE);
+        blob[0] = 7;
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(blob))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("unknown version 7");
+    }
+
+    @Test
+    void trailingBytesAreNamed() {
+        byte[] blob = OutboxHeaderCodec.encode(SAMPLE);
+        byte[] longer = Arrays.copyOf(blob, blob.length + 3);
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(longer))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("3 trailing bytes");
+    }
+
+    @Test
+    void negativeLengthsAndAbsurdCountsAreNamed() {
+        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(-1).array();
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(negativeCount))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("header count is negative");
+        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(Integer.MAX_VALUE).array();
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(hugeCount))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("declares 2147483647 headers");
+        byte[] badValueLength = ByteBuffer.allocate(14).put((byte) 1).putInt(1).putInt(1).put((byte) 'a')
+                .putInt(-2).array();
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(badValueLength))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("value length of header #0 is -2");
+    }
+
+    @Test
+    void invalidUtf8NameIsNamed() {
+        byte[] blob = ByteBuffer.allocate(15).put((byte) 1).putInt(1).putInt(2).put((byte) 0xC3).put((byte) 0x28)
+                .putInt(-1).array();
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(blob))
+                .isInstanceOf(CorruptHeadersException.class)
+                .hasMessageContaining("name of header #0 at offset 9 is not valid UTF-8");
+    }
+
+    @Test
+    void loneSurrogateNamesAreRefusedAtEncode() {
+        assertThatThrownBy(() -> OutboxHeaderCodec.encode(List.of(OutboxHeader.of("x\uDC00", null))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lone surrogate");
+    }
+
+    @Property(tries = 500)
+    void s10_anyHeaderListRoundTripsByteForByte(@ForAll("headerLists") List<OutboxHeader> headers) {
+        byte[] blob = OutboxHeaderCodec.encode(headers);
+        assertThat(blob).hasSize(OutboxHeaderCodec.encodedSize(headers));
+        List<OutboxHeader> decoded = OutboxHeaderCodec.decode(blob);
+        assertThat(decoded).containsExactlyElementsOf(headers);
+        assertThat(OutboxHeaderCodec.encode(decoded)).isEqualTo(blob);
+    }
+
+    @Provide
+    Arbitrary<List<OutboxHeader>> headerLists() {
+        Arbitrary<String> names = Arbitraries.oneOf(
+                Arbitraries.of("a", "dup", ""),
+                Arbitraries.strings().ofMaxLength(12),
+                Arbitraries.strings().withCharRange('\u0100', '\uD7FF').ofMaxLength(6));
+        Arbitrary<byte[]> values = Arbitraries.bytes().array(byte[].class).ofMaxSize(40).injectNull(0.2);
+        Arbitrary<OutboxHeader> header = names.flatMap(n -> values.map(v -> OutboxHeader.of(n, v)));
+        return header.list().ofMaxSize(12);
+    }
+}

@@ -1,0 +1,60 @@
+package io.outbox.spi;
+
+import com.google.auto.service.AutoService;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+
+/** A provider registered through auto-service, for the discovery test. */
+@AutoService(OutboxStoreProvider.class)
+public final class TestStoreProvider implements OutboxStoreProvider {
+
+    private static final ConfigDef CONFIG = new ConfigDef()
+            .define("greeting", ConfigDef.Type.STRING, "hello", ConfigDef.Importance.LOW, "A greeting.")
+            .define("size", ConfigDef.Type.INT, 1, ConfigDef.Range.atLeast(1), ConfigDef.Importance.LOW, "A size.")
+            .define("password", ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.LOW, "A secret.");
+
+    @Override
+    public String name() {
+        return "test-memory";
+    }
+
+    @Override
+    public ConfigDef configDef() {
+        return CONFIG;
+    }
+
+    @Override
+    public OutboxStore create(Map<String, String> config) {
+        return new TestStore(OutboxStoreConfig.parse(name(), CONFIG, config));
+    }
+
+    /** Holds its configuration; the store methods are not exercised here. */
+    static final class TestStore implements OutboxStore {
+        final OutboxStoreConfig config;
+
+        TestStore(OutboxStoreConfig config) {
+            this.config = config;
+        }
+
+        @Override
+        public List<Integer> acquireBucketLeases(LeaseRequest request) {
+            throw new UnsupportedOperationException("discovery test only");
+        }
+
+        @Override
+        public List<Integer> bucketsWithPending(List<Integer> buckets) {
+            throw new UnsupportedOperationException("discovery test only");
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            throw new UnsupportedOperationException("discovery test only");
+        }
+
+        @Override
+        public void markPublished(int bucket, List<OutboxMessage> published) {
+            throw new UnsupportedOperationException("discovery test only");
+        }
+    }
+}
