@@ -220,12 +220,7 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     /** S8: pending rows the relay can never claim mean writers and relays disagree on the count. */
     private void requireNoRowsOutside(int bucketCount) {
-        TreeSet<Integer> outside = new TreeSet<>();
-        messages.forEach((bucket, rows) -> {
-            if (bucket >= bucketCount && !rows.isEmpty()) {
-                outside.add(bucket);
-            }
-        });
+        List<Integer> outside = pendingBuckets().stream().filter(bucket -> bucket >= bucketCount).toList();
         if (!outside.isEmpty()) {
             throw new OutboxMisconfigurationException("pending outbox messages in bucket(s) " + outside
                     + ", outside [0, " + bucketCount + "): writers and relays disagree on bucketCount");
@@ -345,6 +340,21 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
      */
     public Map<Integer, BucketLease> leases() {
         return new HashMap<>(leases);
+    }
+
+    /**
+     * The buckets holding pending messages, for tests and diagnostics.
+     *
+     * @return every bucket with at least one pending message, ascending; a copy
+     */
+    public List<Integer> pendingBuckets() {
+        TreeSet<Integer> pending = new TreeSet<>();
+        messages.forEach((bucket, rows) -> {
+            if (!rows.isEmpty()) {
+                pending.add(bucket);
+            }
+        });
+        return List.copyOf(pending);
     }
 
     private static void requireBucket(int bucket) {

@@ -1,0 +1,1244 @@
+package io.outbox.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.outbox.spi.FairShare;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxHeader;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreProvider;
+import io.outbox.spi.OutboxStores;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store compatibility kit: one test per contract rule of {@link OutboxStore} (S1-S12), the
+ * enqueue path (E4), discovery, and the optional capabilities C1-C3. Every store, ours or yours,
+ * passes it.
+ *
+ * <h2>Using it</h2>
+ * Extend this class in your store's test sources and implement the fixture methods:
+ * <pre>{@code
+ * class MyStoreTckTest extends OutboxStoreTck {
+ *     protected void createStorage()                 { prefix = "tck_" + UUID...; createTables(prefix); }
+ *     protected OutboxStore newStore(Clock clock)    { return new MyStore(newClient(), prefix, clock); }
+ *     protected void enqueue(OutboxStore s, List<OutboxMessage> m)            { ...commit... }
+ *     protected void enqueueAndRollBack(OutboxStore s, List<OutboxMessage> m) { ...roll back... }
+ *     protected void insertRawRow(OutboxStore s, OutboxMessage m)             { ...any bucket... }
+ *     protected long maxPayloadBytes()               { return MyStore.MAX_PAYLOAD_BYTES; }
+ *     protected String providerName()                { return "my-store"; }
+ *     protected Map<String, String> providerConfig() { return Map.of("url", ..., "prefix", prefix); }
+ *     protected void dropStorage()                   { dropTables(prefix); }
+ * }
+ * }</pre>
+ * Run it with JUnit Jupiter. Test names say how binding each is and which rule it guards:
+ * {@code required_S5_...} must pass; {@code optional_C1_...} runs only when the store implements
+ * the capability and is otherwise skipped with the reason. Lease time comes from a
+ * {@link TckClock} the kit moves, so the kit is deterministic and fast; tune its sizes with
+ * {@link #environment()}.
+ *
+ * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes.
+ */
+public abstract class OutboxStoreTck {
+
+    /** The topic of the messages the kit writes. */
+    protected static final String TOPIC = "outbox-tck";
+
+    /** Where the clock starts: a fixed instant far from the machine's own time (S11). */
+    private static final Instant START = Instant.parse("2031-03-04T05:06:07.089Z");
+
+    private final List<OutboxStore> opened = new ArrayList<>();
+    private TckClock clock;
+    private TckEnvironment env;
+    private OutboxStore store;
+    private int sequence;
+
+    // ---------------------------------------------------------------------------------------
+    // The fixture a store implements
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * Creates fresh, empty, isolated storage for one test (unique table or collection names, so
+     * runs never clash). Called before each test. The default does nothing.
+     *
+     * @throws Exception on failure; the test then errors
+     */
+    protected void createStorage() throws Exception {
+    }
+
+    /**
+     * Opens a new store instance over the storage {@link #createStorage()} made, bound to the
+     * given clock for all lease time (S11). Each call must return an independent instance with
+     * its own client or connection pool, as separate relay processes would have: the contention
+     * tests race several of them. The kit closes instances that implement {@link AutoCloseable}.
+     *
+     * @param clock the clock the store must use; a {@link TckClock}
+     * @return a new store over this test's storage
+     * @throws Exception on failure
+     */
+    protected abstract OutboxStore newStore(Clock clock) throws Exception;
+
+    /**
+     * Enqueues messages through the backend's own transactional path (its enqueue helper inside a
+     * native transaction, rule E4) and commits. The messages may belong to several buckets.
+     * An error from the enqueue helper (for example {@link OutboxPayloadTooLargeException}) must
+     * propagate, directly or as a cause.
+     *
+     * @param store a store made by {@link #newStore(Clock)}
+     * @param messages the messages, in enqueue order
+     * @throws Exception on failure
+     */
+    protected abstract void enqueue(OutboxStore store, List<OutboxMessage> messages) throws Exception;
+
+    /**
+     * Enqueues messages through the same transactional path as {@link #enqueue}, then rolls the
+     * transaction back (abort, cancellation) instead of committing.
+     *
+     * @param store a store made by {@link #newStore(Clock)}
+     * @param messages the messages
+     * @throws Exception on failure
+     */
+    protected abstract void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) throws Exception;
+
+    /**
+     * Writes a message row as a writer with a different bucket count would, into whatever bucket
+     * the message names, even one outside the relay's range (for S8). Include whatever
+     * bookkeeping such a writer leaves (a sequence counter, say).
+     *
+     * @param store a store made by {@link #newStore(Clock)}
+     * @param message the message; its {@link OutboxMessage#bucket()} may be any value {@code >= 0}
+     * @throws Exception on failure
+     */
+    protected abstract void insertRawRow(OutboxStore store, OutboxMessage message) throws Exception;
+
+    /**
+     * The largest {@link OutboxMessage#payloadSize()} the store accepts (S10). The kit enqueues a
+     * message of exactly this size, so keep it within what a test can allocate.
+     *
+     * @return the limit, in bytes
+     */
+    protected abstract long maxPayloadBytes();
+
+    /**
+     * The name the store's {@link OutboxStoreProvider} registers under.
+     *
+     * @return the provider name
+     */
+    protected abstract String providerName();
+
+    /**
+     * Settings for which {@link OutboxStores#open(String, Map)} opens a working store over this
+     * test's storage.
+     *
+     * @return the provider settings
+     */
+    protected abstract Map<String, String> providerConfig();
+
+    /**
+     * Removes the storage of one test. Called after each test, after the kit closed its stores.
+     * The default does nothing.
+     *
+     * @throws Exception on failure
+     */
+    protected void dropStorage() throws Exception {
+    }
+
+    /**
+     * The kit's knobs. Override to slow down or shrink the contention tests for a slow backend.
+     *
+     * @return the environment; {@link TckEnvironment#defaults()} by default
+     */
+    protected TckEnvironment environment() {
+        return TckEnvironment.defaults();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Lifecycle and helpers
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * Sets up the storage and the clock before each test.
+     *
+     * @throws Exception when the fixture fails
+     */
+    @BeforeEach
+    protected final void setUpKit() throws Exception {
+        env = environment();
+        clock = new TckClock(START);
+        createStorage();
+    }
+
+    /**
+     * Closes the stores the kit opened and drops the storage after each test.
+     *
+     * @throws Exception when the fixture fails
+     */
+    @AfterEach
+    protected final void tearDownKit() throws Exception {
+        Exception failure = null;
+        for (OutboxStore s : opened) {
+            if (s instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    failure = e;
+                }
+            }
+        }
+        opened.clear();
+        store = null;
+        dropStorage();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * The kit's clock; every store of a test shares it.
+     *
+     * @return the clock
+     */
+    protected final TckClock clock() {
+        return clock;
+    }
+
+    /**
+     * Opens a new store instance over this test's storage and remembers it for closing.
+     *
+     * @return the store
+     * @throws Exception when the fixture fails
+     */
+    protected final OutboxStore openStore() throws Exception {
+        OutboxStore s = newStore(clock);
+        assertThat(s).as("newStore(clock) returned null").isNotNull();
+        opened.add(s);
+        return s;
+    }
+
+    private OutboxStore store() throws Exception {
+        if (store == null) {
+            store = openStore();
+        }
+        return store;
+    }
+
+    private OutboxMessage message(int bucket) {
+        int n = ++sequence;
+        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
+                ("value-" + n).getBytes(StandardCharsets.UTF_8), List.of(), null, clock.instant());
+    }
+
+    private List<OutboxMessage> messages(int bucket, int count) {
+        return IntStream.range(0, count).mapToObj(i -> message(bucket)).toList();
+    }
+
+    private void enqueueEach(List<OutboxMessage> messages) throws Exception {
+        for (OutboxMessage m : messages) {
+            enqueue(store(), List.of(m));
+        }
+    }
+
+    private static List<UUID> ids(List<? extends OutboxMessage> messages) {
+        return messages.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    private List<Integer> allBuckets() {
+        return IntStream.range(0, env.bucketCount()).boxed().toList();
+    }
+
+    private List<OutboxMessage> drain(OutboxStore s, int bucket) {
+        List<OutboxMessage> all = new ArrayList<>();
+        for (List<OutboxMessage> batch = s.nextBatch(bucket, 50); !batch.isEmpty(); batch = s.nextBatch(bucket, 50)) {
+            all.addAll(batch);
+            s.markPublished(bucket, batch);
+        }
+        return all;
+    }
+
+    private static Throwable rootCauseOfType(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** A simulated relay: an id, its own store instance, and what it held after its last call. */
+    private final class SimRelay {
+        final String id;
+        final OutboxStore store;
+        List<Integer> held = List.of();
+
+        SimRelay(String id, OutboxStore store) {
+            this.id = id;
+            this.store = store;
+        }
+
+        List<Integer> acquire() {
+            held = store.acquireBucketLeases(new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
+            assertThat(held).as("buckets returned to %s must be ascending, distinct and in range", id)
+                    .isSorted().doesNotHaveDuplicates()
+                    .allSatisfy(b -> assertThat(b).isBetween(0, env.bucketCount() - 1));
+            return held;
+        }
+
+        List<Integer> renew() {
+            return ((LeaseRenewal) store).renewBucketLeases(
+                    new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
+        }
+    }
+
+    private SimRelay relay(String id) throws Exception {
+        return new SimRelay(id, openStore());
+    }
+
+    /** One round: every relay acquires once, in random order; asserts nobody shares a bucket. */
+    private Map<String, List<Integer>> round(List<SimRelay> relays, Random random) {
+        List<SimRelay> order = new ArrayList<>(relays);
+        Collections.shuffle(order, random);
+        for (SimRelay r : order) {
+            r.acquire();
+        }
+        Map<String, List<Integer>> owned = new LinkedHashMap<>();
+        Map<Integer, String> owners = new HashMap<>();
+        for (SimRelay r : relays) {
+            owned.put(r.id, r.held);
+            for (int b : r.held) {
+                String other = owners.put(b, r.id);
+                if (other != null) {
+                    fail("S5: bucket %d is held by both %s and %s after a round: %s", b, other, r.id, owned);
+                }
+            }
+        }
+        return owned;
+    }
+
+    private boolean isFair(Map<String, List<Integer>> owned) {
+        int total = owned.values().stream().mapToInt(List::size).sum();
+        int max = owned.values().stream().mapToInt(List::size).max().orElse(0);
+        int min = owned.values().stream().mapToInt(List::size).min().orElse(0);
+        return total == env.bucketCount() && max - min <= 1;
+    }
+
+    private Map<String, List<Integer>> converge(List<SimRelay> relays, Random random, int maxRounds, long stepMillis,
+                                                String situation) {
+        Map<String, List<Integer>> owned = Map.of();
+        for (int i = 0; i < maxRounds; i++) {
+            owned = round(relays, random);
+            if (isFair(owned)) {
+                return owned;
+            }
+            clock.advanceMillis(stepMillis);
+        }
+        return fail("S7: %d relays did not converge to fair shares summing to %d within %d rounds (%s); last: %s",
+                relays.size(), env.bucketCount(), maxRounds, situation, owned);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S1 ordering
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S1: {@code nextBatch} returns at most {@code maxCount} pending messages of the bucket, in
+     * enqueue order, and only that bucket's.
+     *
+     * <p>If this test fails, check: the batch query sorts by the enqueue sequence (auto-increment
+     * id, per-bucket counter), not by message id, time or insertion into an unordered map; the
+     * limit is applied after sorting; the query filters on the bucket.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S1_nextBatchReturnsAtMostMaxCountOldestFirst() throws Exception {
+        List<OutboxMessage> three = new ArrayList<>();
+        List<OutboxMessage> four = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            three.add(message(3));
+            enqueue(store(), List.of(three.get(i)));
+            if (i % 5 == 0) {
+                four.add(message(4));
+                enqueue(store(), List.of(four.get(four.size() - 1)));
+            }
+        }
+        for (int max : new int[] {1, 2, 7, 25, 100}) {
+            assertThat(ids(store().nextBatch(3, max))).as("nextBatch(3, %d)", max)
+                    .containsExactlyElementsOf(ids(three.subList(0, Math.min(max, three.size()))));
+        }
+        assertThat(ids(store().nextBatch(4, 100))).containsExactlyElementsOf(ids(four));
+        assertThat(store().nextBatch(5, 100)).as("an empty bucket").isEmpty();
+    }
+
+    /**
+     * S1 with S2: draining buckets with varying batch sizes and partial acknowledgements yields
+     * every message exactly once, in enqueue order, whatever the transaction sizes were.
+     *
+     * <p>If this test fails, check: messages enqueued in one transaction keep their order;
+     * sequence numbers are reserved in enqueue order; deleting a prefix does not disturb the
+     * order of the rest.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S1_orderHoldsAcrossManyEnqueuesAndBatchSizes() throws Exception {
+        Random random = new Random(1);
+        int[] buckets = {0, 2, env.bucketCount() - 1};
+        Map<Integer, List<UUID>> expected = new HashMap<>();
+        int remaining = env.orderingMessages();
+        while (remaining > 0) {
+            int size = Math.min(remaining, 1 + random.nextInt(10));
+            List<OutboxMessage> tx = new ArrayList<>();
+            for (int i = 0; i < size; i++) {
+                OutboxMessage m = message(buckets[random.nextInt(buckets.length)]);
+                tx.add(m);
+                expected.computeIfAbsent(m.bucket(), b -> new ArrayList<>()).add(m.messageId());
+            }
+            enqueue(store(), tx);
+            remaining -= size;
+        }
+        for (int bucket : buckets) {
+            List<UUID> seen = new ArrayList<>();
+            for (int guard = 0; guard < 10 * env.orderingMessages(); guard++) {
+                List<OutboxMessage> batch = store().nextBatch(bucket, 1 + random.nextInt(40));
+                if (batch.isEmpty()) {
+                    break;
+                }
+                int acked = random.nextInt(batch.size() + 1);
+                store().markPublished(bucket, batch.subList(0, acked));
+                seen.addAll(ids(batch.subList(0, acked)));
+            }
+            assertThat(seen).as("bucket %d drained in enqueue order", bucket)
+                    .containsExactlyElementsOf(expected.getOrDefault(bucket, List.of()));
+        }
+    }
+
+    /**
+     * S1: a negative bucket or a {@code maxCount} below 1 is refused.
+     *
+     * <p>If this test fails, check: {@code nextBatch} validates its arguments with
+     * {@link IllegalArgumentException} instead of running a query with a bad limit.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S1_nextBatchRefusesInvalidArguments() throws Exception {
+        assertThatThrownBy(() -> store().nextBatch(-1, 10)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> store().nextBatch(0, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S2 deletion
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S2: {@code markPublished} deletes exactly the acknowledged prefix; the rest of the batch,
+     * later messages and other buckets stay.
+     *
+     * <p>If this test fails, check: deletion is by the messages' native ids (or message ids), not
+     * by a range such as "id &lt;= last"; it is scoped to the bucket; it does not delete the whole
+     * batch that was read.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S2_markPublishedDeletesExactlyThePrefix() throws Exception {
+        List<OutboxMessage> one = messages(1, 10);
+        List<OutboxMessage> two = messages(2, 3);
+        enqueueEach(one);
+        enqueueEach(two);
+        List<OutboxMessage> batch = store().nextBatch(1, 10);
+        assertThat(ids(batch)).containsExactlyElementsOf(ids(one));
+        List<OutboxMessage> later = messages(1, 2);
+        enqueueEach(later);
+
+        store().markPublished(1, batch.subList(0, 4));
+
+        List<UUID> expected = new ArrayList<>(ids(one.subList(4, 10)));
+        expected.addAll(ids(later));
+        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(expected);
+        assertThat(ids(store().nextBatch(2, 100))).containsExactlyElementsOf(ids(two));
+    }
+
+    /**
+     * S2: marking the same messages again, or a longer prefix that includes deleted ones, is safe
+     * and deletes nothing else; an empty list is a no-op.
+     *
+     * <p>If this test fails, check: a second delete of an already deleted row is not an error;
+     * no "expected N rows deleted" assertion inside the store.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S2_markPublishedIsIdempotent() throws Exception {
+        List<OutboxMessage> one = messages(1, 6);
+        enqueueEach(one);
+        List<OutboxMessage> first = store().nextBatch(1, 6);
+        store().markPublished(1, first.subList(0, 2));
+        store().markPublished(1, first.subList(0, 2));
+        store().markPublished(1, List.of());
+        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(ids(one.subList(2, 6)));
+        store().markPublished(1, first.subList(0, 3));
+        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(ids(one.subList(3, 6)));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S3 pending probe
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S3: {@code bucketsWithPending} returns exactly the asked buckets that hold rows, ascending,
+     * distinct; an emptied bucket disappears at once.
+     *
+     * <p>If this test fails, check: the probe filters on the given buckets only; results are
+     * sorted; it reads committed data (no stale cache); an empty input returns an empty list.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S3_bucketsWithPendingIsExact() throws Exception {
+        int n = env.bucketCount() * 2;
+        Random random = new Random(3);
+        TreeSet<Integer> withRows = new TreeSet<>();
+        for (int b = 0; b < n; b++) {
+            if (random.nextBoolean()) {
+                withRows.add(b);
+                enqueue(store(), messages(b, 1 + random.nextInt(3)));
+            }
+        }
+        withRows.add(n - 1);
+        enqueue(store(), messages(n - 1, 1));
+        List<Integer> everything = new ArrayList<>(IntStream.range(0, n).boxed().toList());
+        Collections.shuffle(everything, random);
+        assertThat(store().bucketsWithPending(everything)).containsExactlyElementsOf(withRows);
+        List<Integer> some = everything.subList(0, n / 2);
+        assertThat(store().bucketsWithPending(some))
+                .containsExactlyElementsOf(withRows.stream().filter(some::contains).toList());
+        assertThat(store().bucketsWithPending(List.of())).isEmpty();
+        assertThat(store().bucketsWithPending(List.of(n + 5))).isEmpty();
+
+        int emptied = withRows.first();
+        drain(store(), emptied);
+        withRows.remove(emptied);
+        assertThat(store().bucketsWithPending(everything)).containsExactlyElementsOf(withRows);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S4, S4b lease acquisition
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S4: a relay alone acquires every bucket, and the answer is read back from the store: a
+     * second store instance sees the same owner.
+     *
+     * <p>If this test fails, check: lease rows are created (seeded) when missing; the returned
+     * list comes from the store, ascending; leases are visible across clients (no per-instance
+     * cache).
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S4_aLoneRelayAcquiresEveryBucket() throws Exception {
+        SimRelay a = relay("relay-a");
+        assertThat(a.acquire()).containsExactlyElementsOf(allBuckets());
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).as("a second relay while relay-a holds everything").isEmpty();
+        SimRelay aElsewhere = new SimRelay("relay-a", openStore());
+        aElsewhere.held = a.held;
+        assertThat(aElsewhere.acquire()).as("relay-a's leases read through another store instance")
+                .isNotEmpty().isSubsetOf(allBuckets());
+    }
+
+    /**
+     * S4: when a second relay joins, the first releases its excess and the second claims it; the
+     * two end with fair, disjoint shares covering every bucket.
+     *
+     * <p>If this test fails, check: heartbeats are recorded on every acquire and read by the
+     * others; the excess is released (owner cleared), not kept; claims take free or expired
+     * leases only; {@code LeasePlan} is used as documented.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S4_excessIsReleasedToAJoiningRelay() throws Exception {
+        SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
+        a.acquire();
+        b.acquire();
+        long step = env.leaseDuration().toMillis() / 20;
+        clock.advanceMillis(step);
+        a.acquire();
+        FairShare shares = FairShare.of(env.bucketCount(), List.of(a.id, b.id));
+        assertThat(a.held).as("relay-a after relay-b joined").hasSize(shares.share(a.id));
+        clock.advanceMillis(step);
+        b.acquire();
+        assertThat(b.held).as("relay-b after relay-a released").hasSize(shares.share(b.id));
+        Set<Integer> union = new TreeSet<>(a.held);
+        union.addAll(b.held);
+        assertThat(union).containsExactlyElementsOf(allBuckets());
+    }
+
+    /**
+     * S4b: relays that pass back the buckets they held keep exactly those buckets round after
+     * round; nothing moves in a stable fleet.
+     *
+     * <p>If this test fails, check: keep writes extend the caller's own leases (owner = me, the
+     * expiry last seen) instead of re-claiming; {@code heldBuckets} is passed to
+     * {@code LeasePlan}; renewals do not reset ownership.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S4b_heldBucketsAreKeptRoundAfterRound() throws Exception {
+        List<SimRelay> relays = List.of(relay("r-1"), relay("r-2"), relay("r-3"));
+        Random random = new Random(4);
+        long step = env.leaseDuration().toMillis() / 10;
+        Map<String, List<Integer>> converged = converge(relays, random, 6, step, "three relays joining");
+        for (int i = 0; i < 10; i++) {
+            clock.advanceMillis(step);
+            assertThat(round(relays, random)).as("round %d after convergence", i).isEqualTo(converged);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S5 exclusivity
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S5: under real contention no bucket is ever held by two relays with unexpired leases. Each
+     * of several relays has its own store instance and thread; they acquire (and renew, with C1)
+     * for hundreds of rounds while the shared clock runs and relays pause long enough to lose
+     * their leases. A ledger records when each relay believed it held each bucket (from the return
+     * of a call until the lease duration after its start, cut short by its next call) and fails
+     * on any overlap between two relays.
+     *
+     * <p>If this test fails, check: every lease transition is one atomic conditional write whose
+     * condition the database evaluates (claim: owner is null or expired at now; keep and release:
+     * owner = me and expiry = the value read); the read-back only returns leases with owner = me
+     * and expiry &gt; now; nothing is decided on data read earlier in the call without a condition
+     * on the write.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S5_noBucketIsEverHeldByTwoRelaysUnderContention() throws Exception {
+        int relayCount = env.contentionRelays();
+        int rounds = env.contentionRounds();
+        long lease = env.leaseDuration().toMillis();
+        long maxStep = Math.max(2, lease / (relayCount * 3L));
+        List<SimRelay> relays = new ArrayList<>();
+        for (int i = 0; i < relayCount; i++) {
+            relays.add(relay("contender-" + i));
+        }
+        LeaseLedger ledger = new LeaseLedger();
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(relayCount);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int i = 0; i < relayCount; i++) {
+                SimRelay r = relays.get(i);
+                Random random = new Random(100 + i);
+                futures.add(pool.submit(() -> {
+                    go.await();
+                    int pause = 0;
+                    for (int round = 0; round < rounds; round++) {
+                        if (pause > 0) {
+                            pause--;
+                            clock.advanceMillis(random.nextInt((int) maxStep));
+                            Thread.yield();
+                            continue;
+                        }
+                        long start = clock.millis();
+                        ledger.endBeliefs(r.id, start);
+                        List<Integer> owned = r.acquire();
+                        ledger.believe(r.id, owned, clock.millis(), start + lease);
+                        if (r.store instanceof LeaseRenewal && random.nextInt(3) == 0) {
+                            long renewStart = clock.millis();
+                            ledger.endBeliefs(r.id, renewStart);
+                            List<Integer> renewed = r.renew();
+                            assertThat(renewed).isSubsetOf(owned);
+                            ledger.believe(r.id, renewed, clock.millis(), renewStart + lease);
+                            r.held = renewed;
+                        }
+                        clock.advanceMillis(random.nextInt((int) maxStep));
+                        if (random.nextInt(12) == 0) {
+                            pause = 3 + random.nextInt(3 * relayCount);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            go.countDown();
+            for (Future<?> f : futures) {
+                f.get(env.concurrencyTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        ledger.endAll(clock.millis());
+        List<String> violations = ledger.violations();
+        assertThat(violations).as("S5: buckets held by two relays at once (%d violations)", violations.size())
+                .isEmpty();
+        assertThat(ledger.handovers()).as("buckets changing hands: the test must exercise takeovers")
+                .isGreaterThan(relayCount);
+    }
+
+    /**
+     * S5: a relay that keeps its leases while its clock was set back never shortens them: the
+     * stored expiry stays the later one, so a peer cannot take the buckets early.
+     *
+     * <p>If this test fails, check: the keep write sets expiry to
+     * {@code LeasePlan.renewedExpiry(observed)} (the maximum of the stored expiry and now +
+     * duration), not to now + duration.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S5_keepingALeaseNeverShortensIt() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        long t0 = clock.millis();
+        a.acquire();
+        clock.setMillis(t0 - lease / 3);
+        assertThat(a.acquire()).as("relay-a keeps its buckets with its clock set back").hasSize(env.bucketCount());
+        clock.setMillis(t0 + lease - 1);
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).as("relay-b one millisecond before relay-a's original expiry").isEmpty();
+        clock.setMillis(t0 + lease);
+        assertThat(b.acquire()).as("relay-b at relay-a's original expiry").containsExactlyElementsOf(allBuckets());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S6 takeover, S7 fairness and stability
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S6: the buckets of a relay that stops calling pass to the live relays once its leases expire,
+     * and not one millisecond earlier.
+     *
+     * <p>If this test fails, check: expiry is compared as {@code expiresAt <= now} with the
+     * injected clock; a silent relay's heartbeat stops counting after one lease duration; expired
+     * leases are claimable even though their owner column is still set.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
+        Random random = new Random(6);
+        converge(List.of(a, b), random, 6, lease / 10, "two relays");
+        long lastCall = clock.millis();
+        b.acquire();
+        List<Integer> bBuckets = b.held;
+        // relay-b stops. Until its leases expire, relay-a must not get them.
+        clock.setMillis(lastCall + lease - 1);
+        assertThat(a.acquire()).as("relay-a before relay-b's leases expire").doesNotContainAnyElementsOf(bBuckets);
+        clock.setMillis(lastCall + lease);
+        assertThat(a.acquire()).as("relay-a once relay-b's leases expired").containsExactlyElementsOf(allBuckets());
+    }
+
+    /**
+     * S7: as relays join one at a time (up to one more than there are buckets) and then leave one
+     * at a time, the live relays converge within a few rounds to shares that differ by at most one
+     * and cover every bucket, and a converged fleet keeps its assignment.
+     *
+     * <p>If this test fails, check: every relay uses {@code LeasePlan} (shares from live
+     * heartbeats, preferred ranges, planned claims); stale heartbeats stop counting after one lease
+     * duration; released and expired buckets are claimable; an idle round writes nothing that
+     * moves a bucket.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S7_fairSharesConvergeAsRelaysJoinAndLeave() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        Random random = new Random(7);
+        List<SimRelay> live = new ArrayList<>();
+        for (int k = 1; k <= env.bucketCount() + 1; k++) {
+            live.add(relay(String.format("relay-%02d", random.nextInt(100)) + "-" + k));
+            Map<String, List<Integer>> converged = converge(live, random, 6, lease / 20, k + " relays after a join");
+            clock.advanceMillis(lease / 20);
+            assertThat(round(live, random)).as("S7: stable after %d relays converged", k).isEqualTo(converged);
+        }
+        while (live.size() > 1) {
+            live.remove(random.nextInt(live.size()));
+            Map<String, List<Integer>> converged = converge(live, random, 12, lease / 4,
+                    live.size() + " relays after one stopped");
+            clock.advanceMillis(lease / 4);
+            assertThat(round(live, random)).as("S7: stable with %d relays", live.size()).isEqualTo(converged);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S8 misconfiguration, S9 no expiry, S10 fidelity, S11 clock, S12 thread safety
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S8: pending rows in a bucket the relay can never claim (a writer configured with a larger
+     * bucket count) make {@code acquireBucketLeases} throw {@link OutboxMisconfigurationException}
+     * instead of leaving them unpublished forever.
+     *
+     * <p>If this test fails, check: every acquire runs a cheap probe for rows (or counters) with
+     * bucket &gt;= bucketCount; the exception type is {@code OutboxMisconfigurationException}, not
+     * a generic one the relay would retry.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S8_rowsOutsideTheBucketRangeAreFatal() throws Exception {
+        SimRelay a = relay("relay-a");
+        enqueue(a.store, List.of(message(env.bucketCount() - 1)));
+        assertThat(a.acquire()).as("rows in range are fine").isNotEmpty();
+        insertRawRow(a.store, message(env.bucketCount()));
+        assertThatThrownBy(a::acquire).isInstanceOf(OutboxMisconfigurationException.class);
+
+        SimRelay b = relay("relay-b");
+        insertRawRow(b.store, message(env.bucketCount() * 100 + 7));
+        assertThatThrownBy(b::acquire).isInstanceOf(OutboxMisconfigurationException.class);
+    }
+
+    /**
+     * S9: pending rows never expire: after a long time, with leases long gone, they are still
+     * there in order.
+     *
+     * <p>If this test fails, check: no TTL attribute or index on pending messages, no cleanup job,
+     * no filter on createdAt in {@code nextBatch}.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S9_pendingRowsNeverExpire() throws Exception {
+        List<OutboxMessage> pending = messages(2, 3);
+        enqueue(store(), pending);
+        SimRelay a = relay("relay-a");
+        a.acquire();
+        clock.advance(Duration.ofDays(400));
+        a.acquire();
+        assertThat(ids(store().nextBatch(2, 10))).containsExactlyElementsOf(ids(pending));
+        assertThat(store().bucketsWithPending(allBuckets())).containsExactly(2);
+    }
+
+    /**
+     * S10: topic, key, value (null and empty are different), headers (order, repeats, null and
+     * empty values, non-ASCII names), partition, message id and creation time (milliseconds) come
+     * back exactly as enqueued.
+     *
+     * <p>If this test fails, check: nullable binary columns/attributes for key and value (an empty
+     * binary must not become null, e.g. DynamoDB refuses empty binary sets but not empty binary
+     * values); headers stored with {@code OutboxHeaderCodec} or in an order-preserving structure;
+     * createdAt stored with millisecond precision in UTC; partition stored as nullable.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S10_everyFieldRoundTripsExactly() throws Exception {
+        clock.advanceMillis(123);
+        byte[] allBytes = new byte[256];
+        for (int i = 0; i < 256; i++) {
+            allBytes[i] = (byte) i;
+        }
+        List<OutboxHeader> headers = List.of(OutboxHeader.ofUtf8("trace", "t-1"), OutboxHeader.of("dup", new byte[] {1}),
+                OutboxHeader.of("dup", null), OutboxHeader.of("dup", new byte[0]), OutboxHeader.of("", allBytes),
+                OutboxHeader.of("größe-名前-\uD83D\uDE00", new byte[] {0}));
+        String longTopic = "t".repeat(OutboxMessage.MAX_TOPIC_LENGTH);
+        List<OutboxMessage> originals = List.of(
+                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, null, null, List.of(), null, clock.instant()),
+                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, new byte[0], new byte[0], List.of(), null,
+                        clock.instant().plusMillis(1)),
+                new OutboxMessage(UUID.randomUUID(), 1, longTopic, allBytes, allBytes, headers, 0,
+                        clock.instant().plusMillis(2)),
+                new OutboxMessage(UUID.randomUUID(), 1, "a.b_c-D", new byte[] {0}, null, headers.subList(1, 3),
+                        Integer.MAX_VALUE, Instant.parse("1999-12-31T23:59:59.999Z")),
+                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, null, new byte[] {-1}, List.of(), 17,
+                        Instant.parse("2106-02-07T06:28:16.001Z")));
+        enqueue(store(), originals);
+        List<OutboxMessage> read = store().nextBatch(1, 10);
+        assertThat(read).hasSize(originals.size());
+        for (int i = 0; i < originals.size(); i++) {
+            OutboxMessage expected = originals.get(i);
+            OutboxMessage actual = read.get(i);
+            assertThat(actual.messageId()).isEqualTo(expected.messageId());
+            assertThat(actual.topic()).isEqualTo(expected.topic());
+            assertThat(actual.key()).as("key of message %d", i).isEqualTo(expected.key());
+            assertThat(actual.value()).as("value of message %d", i).isEqualTo(expected.value());
+            assertThat(actual.headers()).as("headers of message %d", i).containsExactlyElementsOf(expected.headers());
+            assertThat(actual.partition()).as("partition of message %d", i).isEqualTo(expected.partition());
+            assertThat(actual.createdAt()).as("createdAt of message %d", i).isEqualTo(expected.createdAt());
+            assertThat(actual.bucket()).isEqualTo(1);
+            assertThat(actual.sameContent(expected)).as("message %d round-trips exactly", i).isTrue();
+        }
+    }
+
+    /**
+     * S10: a message whose payload is exactly the largest the store declares is accepted and
+     * round-trips.
+     *
+     * <p>If this test fails, check: the declared limit matches the real one (column type, document
+     * or item size minus the store's own fields and overhead); the limit compares
+     * {@code payloadSize()} with {@code >}, not {@code >=}.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S10_theLargestDeclaredPayloadRoundTrips() throws Exception {
+        OutboxMessage largest = messageWithPayload(0, maxPayloadBytes());
+        assertThat(largest.payloadSize()).isEqualTo(maxPayloadBytes());
+        enqueue(store(), List.of(largest));
+        List<OutboxMessage> read = store().nextBatch(0, 1);
+        assertThat(read).hasSize(1);
+        assertThat(read.get(0).sameContent(largest)).as("the largest payload round-trips exactly").isTrue();
+    }
+
+    /**
+     * S10: one byte more than the declared limit fails at enqueue with a clear error, and nothing
+     * of that transaction is written, not even its other, small messages.
+     *
+     * <p>If this test fails, check: the enqueue helper calls
+     * {@code message.requirePayloadAtMost(limit)} for every message before it writes anything; the
+     * error propagates (as {@link OutboxPayloadTooLargeException} or its cause) so the caller's
+     * transaction rolls back.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S10_oneByteOverTheLimitFailsAndWritesNothing() throws Exception {
+        OutboxMessage small = message(0);
+        OutboxMessage tooLarge = messageWithPayload(1, maxPayloadBytes() + 1);
+        Throwable thrown = null;
+        try {
+            enqueue(store(), List.of(small, tooLarge));
+        } catch (Throwable t) {
+            thrown = t;
+        }
+        assertThat(thrown).as("enqueue of a message one byte over the limit").isNotNull();
+        assertThat(rootCauseOfType(thrown, OutboxPayloadTooLargeException.class))
+                .as("an OutboxPayloadTooLargeException in the cause chain of %s", thrown).isNotNull();
+        assertThat(store().bucketsWithPending(allBuckets())).as("nothing written").isEmpty();
+    }
+
+    private OutboxMessage messageWithPayload(int bucket, long payloadBytes) {
+        long valueLength = payloadBytes - 5; // null key, no headers: the encoded empty list is 5 bytes
+        if (valueLength < 0 || valueLength > Integer.MAX_VALUE - 16) {
+            throw new IllegalStateException("maxPayloadBytes() " + maxPayloadBytes() + " cannot be tested");
+        }
+        byte[] value = new byte[(int) valueLength];
+        new Random(payloadBytes).nextBytes(value);
+        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, null, value, List.of(), null, clock.instant());
+    }
+
+    /**
+     * S11: lease time comes from the injected clock only. Leases behave by the kit's clock set
+     * decades away from the machine's time, in both directions.
+     *
+     * <p>If this test fails, check: no {@code System.currentTimeMillis()}, {@code Instant.now()},
+     * database {@code now()} or server-side time in lease logic; expiry and heartbeats are stored
+     * as epoch milliseconds computed from the clock given to the store.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S11_leaseTimeComesFromTheInjectedClock() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        // The past first: moving forward, everything written in 2001 has long expired by 2101.
+        for (Instant at : List.of(Instant.parse("2001-01-01T00:00:00Z"), Instant.parse("2101-01-01T00:00:00Z"))) {
+            clock.setMillis(at.toEpochMilli());
+            SimRelay a = relay("relay-a-" + at.getEpochSecond());
+            SimRelay b = relay("relay-b-" + at.getEpochSecond());
+            assertThat(a.acquire()).as("relay-a at %s", at).containsExactlyElementsOf(allBuckets());
+            clock.setMillis(at.toEpochMilli() + lease - 1);
+            assertThat(b.acquire()).as("relay-b just before expiry at %s", at).isEmpty();
+            clock.setMillis(at.toEpochMilli() + lease);
+            assertThat(b.acquire()).as("relay-b at expiry at %s", at).containsExactlyElementsOf(allBuckets());
+        }
+    }
+
+    /**
+     * S12: one store instance serves concurrent callers: several threads drain their own buckets
+     * while others acquire and renew leases, all through the same instance.
+     *
+     * <p>If this test fails, check: no shared mutable state without synchronization (a shared
+     * JDBC connection, a non-thread-safe cache, reused statement objects); each call borrows its
+     * own connection or session.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S12_oneStoreInstanceServesConcurrentCallers() throws Exception {
+        OutboxStore shared = store();
+        int buckets = Math.min(4, env.bucketCount());
+        Map<Integer, List<UUID>> expected = new HashMap<>();
+        for (int b = 0; b < buckets; b++) {
+            List<OutboxMessage> ms = messages(b, 60);
+            for (int i = 0; i < ms.size(); i += 10) {
+                enqueue(shared, ms.subList(i, i + 10));
+            }
+            expected.put(b, ids(ms));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(buckets + 2);
+        try {
+            List<Future<List<UUID>>> drains = new ArrayList<>();
+            for (int b = 0; b < buckets; b++) {
+                int bucket = b;
+                drains.add(pool.submit(() -> {
+                    List<UUID> seen = new ArrayList<>();
+                    for (List<OutboxMessage> batch = shared.nextBatch(bucket, 7); !batch.isEmpty();
+                         batch = shared.nextBatch(bucket, 7)) {
+                        shared.markPublished(bucket, batch);
+                        seen.addAll(ids(batch));
+                    }
+                    return seen;
+                }));
+            }
+            List<Future<?>> leasing = new ArrayList<>();
+            for (String id : List.of("relay-x", "relay-y")) {
+                leasing.add(pool.submit(() -> {
+                    SimRelay r = new SimRelay(id, shared);
+                    for (int i = 0; i < 30; i++) {
+                        r.acquire();
+                        if (shared instanceof LeaseRenewal) {
+                            r.held = r.renew();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (int b = 0; b < buckets; b++) {
+                assertThat(drains.get(b).get(env.concurrencyTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                        .as("bucket %d drained concurrently", b).containsExactlyElementsOf(expected.get(b));
+            }
+            for (Future<?> f : leasing) {
+                f.get(env.concurrencyTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // E4 enqueue path and discovery
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * E4: an enqueue whose transaction rolls back leaves nothing behind; a later committed enqueue
+     * shows only its own messages.
+     *
+     * <p>If this test fails, check: the enqueue helper writes through the caller's transaction
+     * (connection, session, transact-write request) and never commits on its own or uses a
+     * separate connection.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_E4_aRolledBackEnqueueLeavesNothing() throws Exception {
+        enqueueAndRollBack(store(), List.of(message(0), message(1), message(0)));
+        assertThat(store().bucketsWithPending(allBuckets())).as("after rollback").isEmpty();
+        assertThat(store().nextBatch(0, 10)).isEmpty();
+        OutboxMessage committed = message(1);
+        enqueue(store(), List.of(committed));
+        assertThat(store().bucketsWithPending(allBuckets())).containsExactly(1);
+        assertThat(ids(store().nextBatch(1, 10))).containsExactly(committed.messageId());
+    }
+
+    /**
+     * Discovery: the store's provider is found by name through {@link java.util.ServiceLoader},
+     * and the store it opens works on this test's storage.
+     *
+     * <p>If this test fails, check: the provider is registered in
+     * {@code META-INF/services/io.outbox.spi.OutboxStoreProvider} (with
+     * {@code @AutoService(OutboxStoreProvider.class)}); {@code name()} returns the documented
+     * name; {@code create} accepts the documented settings.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_discovery_providerIsFoundByName() throws Exception {
+        OutboxStoreProvider provider = OutboxStores.provider(providerName());
+        assertThat(provider.name()).isEqualTo(providerName());
+        OutboxStore discovered = OutboxStores.open(providerName(), providerConfig());
+        try {
+            assertThat(discovered.bucketsWithPending(allBuckets())).isEmpty();
+        } finally {
+            if (discovered instanceof AutoCloseable closeable) {
+                closeable.close();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // C1 renewal, C2 pending metrics, C3 release
+    // ---------------------------------------------------------------------------------------
+
+    private void assumeCapability(Class<?> capability, String rule) throws Exception {
+        assumeTrue(capability.isInstance(store()), "the store does not implement " + capability.getSimpleName()
+                + " (" + rule + "); optional");
+    }
+
+    /**
+     * C1: renewal extends the caller's unexpired leases and refreshes its heartbeat: a peer can
+     * take neither the buckets nor a share while the caller keeps renewing.
+     *
+     * <p>If this test fails, check: renewal updates the heartbeat; the renewal write is
+     * conditional on owner = me and expiry &gt; now and sets expiry to max(expiry, now + duration).
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C1_renewalExtendsLeasesAndRefreshesTheHeartbeat() throws Exception {
+        assumeCapability(LeaseRenewal.class, "C1");
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        a.acquire();
+        for (int i = 0; i < 3; i++) {
+            clock.advanceMillis(lease - 1);
+            assertThat(a.renew()).as("renewal %d", i).containsExactlyElementsOf(allBuckets());
+        }
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).as("relay-b while relay-a renews").isEmpty();
+    }
+
+    /**
+     * C1: renewal reports a lease as lost once it expired or another relay took it, and does not
+     * take it back.
+     *
+     * <p>If this test fails, check: renewal only touches leases with owner = me and expiry &gt;
+     * now; it returns only the buckets its conditional writes succeeded on.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C1_renewalReportsLostLeases() throws Exception {
+        assumeCapability(LeaseRenewal.class, "C1");
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        a.acquire();
+        clock.advanceMillis(lease);
+        assertThat(a.renew()).as("renewal at expiry").isEmpty();
+        clock.advanceMillis(lease);
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).containsExactlyElementsOf(allBuckets());
+        assertThat(a.renew()).as("renewal after relay-b took over").isEmpty();
+    }
+
+    /**
+     * C1: a renewal with the clock set back never shortens a lease.
+     *
+     * <p>If this test fails, check: the renewal sets expiry to max(stored expiry, now + duration).
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C1_renewalNeverShortensALease() throws Exception {
+        assumeCapability(LeaseRenewal.class, "C1");
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        long t0 = clock.millis();
+        a.acquire();
+        clock.setMillis(t0 - lease / 3);
+        assertThat(a.renew()).containsExactlyElementsOf(allBuckets());
+        clock.setMillis(t0 + lease - 1);
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).as("relay-b before relay-a's original expiry").isEmpty();
+        clock.setMillis(t0 + lease);
+        assertThat(b.acquire()).containsExactlyElementsOf(allBuckets());
+    }
+
+    /**
+     * C2: the pending metrics count every pending message in every bucket and name the oldest
+     * creation time; an empty store reports zero and no time.
+     *
+     * <p>If this test fails, check: the count is over all buckets, not just leased ones; the
+     * minimum is over createdAt in milliseconds; deleted rows are not counted.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C2_pendingMetricsCountEveryBucketAndFindTheOldest() throws Exception {
+        assumeCapability(PendingMetrics.class, "C2");
+        PendingMetrics metrics = (PendingMetrics) store();
+        Duration timeout = Duration.ofSeconds(10);
+        assertThat(metrics.pendingMetrics(timeout)).isEqualTo(new PendingSnapshot(0, null));
+        OutboxMessage newest = message(1);
+        clock.advanceMillis(-5_000);
+        OutboxMessage oldest = message(0);
+        clock.advanceMillis(2_000);
+        OutboxMessage middle = message(env.bucketCount() - 1);
+        enqueue(store(), List.of(newest, oldest, middle));
+        assertThat(metrics.pendingMetrics(timeout)).isEqualTo(new PendingSnapshot(3, oldest.createdAt()));
+        drain(store(), 0);
+        assertThat(metrics.pendingMetrics(timeout)).isEqualTo(new PendingSnapshot(2, middle.createdAt()));
+    }
+
+    /**
+     * C3: a relay that releases its leases on a graceful stop hands its buckets over at once, and
+     * its heartbeat no longer counts.
+     *
+     * <p>If this test fails, check: release clears the owner of every lease the relay holds and
+     * deletes its heartbeat row.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C3_releaseHandsBucketsOverAtOnce() throws Exception {
+        assumeCapability(LeaseRelease.class, "C3");
+        SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
+        converge(List.of(a, b), new Random(33), 6, env.leaseDuration().toMillis() / 10, "two relays");
+        ((LeaseRelease) a.store).releaseBucketLeases(a.id);
+        assertThat(b.acquire()).as("relay-b right after relay-a released").containsExactlyElementsOf(allBuckets());
+    }
+
+    /**
+     * C3: release is fenced by owner: leases another relay took over are left alone.
+     *
+     * <p>If this test fails, check: the release write's condition includes owner = the releasing
+     * relay.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C3_releaseIsFencedByOwner() throws Exception {
+        assumeCapability(LeaseRelease.class, "C3");
+        SimRelay a = relay("relay-a");
+        a.acquire();
+        clock.advance(env.leaseDuration());
+        SimRelay b = relay("relay-b");
+        assertThat(b.acquire()).containsExactlyElementsOf(allBuckets());
+        ((LeaseRelease) a.store).releaseBucketLeases(a.id);
+        SimRelay c = relay("relay-c");
+        assertThat(c.acquire()).as("relay-c: relay-b's leases survived relay-a's release").isEmpty();
+        assertThat(b.acquire()).as("relay-b after relay-c joined keeps its share")
+                .hasSize(FairShare.of(env.bucketCount(), List.of(b.id, c.id)).share(b.id));
+    }
+}

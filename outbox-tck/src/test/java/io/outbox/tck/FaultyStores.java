@@ -1,0 +1,152 @@
+package io.outbox.tck;
+
+import io.outbox.spi.BucketLease;
+import io.outbox.spi.LeasePlan;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Deliberately broken variants of the reference store. Each has one fault a real store could
+ * have; {@link KitBitesTest} shows the kit catches each one. None implements the optional
+ * capabilities, so the kit judges them by its required rules alone.
+ */
+final class FaultyStores {
+
+    /** The faults. */
+    enum Fault {
+        /** A lease stays with its owner until released, whatever its expiry. */
+        IGNORES_LEASE_EXPIRY,
+        /** Claims are plain writes of what the relay planned, without a condition the database checks. */
+        GRANTS_WITHOUT_CONDITIONAL_CHECK,
+        /** {@code nextBatch} returns the right messages in reverse order. */
+        RETURNS_BATCH_OUT_OF_ORDER,
+        /** {@code markPublished} deletes the whole batch it last returned, not just the given prefix. */
+        DELETES_BEYOND_THE_PREFIX,
+        /** Rows in buckets the relay cannot claim are deleted silently instead of failing loudly. */
+        DROPS_ROWS_IN_UNKNOWN_BUCKETS
+    }
+
+    private FaultyStores() {
+    }
+
+    /** The storage of one test: message rows in a reference store, and a lease table. */
+    static final class Storage {
+        final InMemoryOutboxStore rows;
+        final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
+        final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
+
+        Storage(Clock clock) {
+            this.rows = new InMemoryOutboxStore(clock);
+        }
+    }
+
+    static OutboxStore create(Fault fault, Storage storage, Clock clock) {
+        return new FaultyStore(fault, storage, clock);
+    }
+
+    /** Message operations go to the reference store; leases live in a table of its own. */
+    private static final class FaultyStore implements OutboxStore {
+        private final Fault fault;
+        private final InMemoryOutboxStore rows;
+        private final Clock clock;
+        private final ConcurrentMap<Integer, BucketLease> leases;
+        private final ConcurrentMap<String, Long> heartbeats;
+        private final Map<Integer, List<OutboxMessage>> lastBatch = new ConcurrentHashMap<>();
+
+        FaultyStore(Fault fault, Storage storage, Clock clock) {
+            this.fault = fault;
+            this.rows = storage.rows;
+            this.leases = storage.leases;
+            this.heartbeats = storage.heartbeats;
+            this.clock = clock;
+        }
+
+        @Override
+        public List<Integer> acquireBucketLeases(LeaseRequest request) {
+            if (fault == Fault.DROPS_ROWS_IN_UNKNOWN_BUCKETS) {
+                for (int bucket : rows.pendingBuckets()) {
+                    if (bucket >= request.bucketCount()) {
+                        rows.markPublished(bucket, rows.nextBatch(bucket, Integer.MAX_VALUE));
+                    }
+                }
+            }
+            if (fault != Fault.IGNORES_LEASE_EXPIRY && fault != Fault.GRANTS_WITHOUT_CONDITIONAL_CHECK) {
+                return rows.acquireBucketLeases(request);
+            }
+            if (rows.pendingBuckets().stream().anyMatch(bucket -> bucket >= request.bucketCount())) {
+                throw new OutboxMisconfigurationException("rows outside [0, " + request.bucketCount() + ")");
+            }
+            long now = clock.millis();
+            String me = request.relayId();
+            heartbeats.put(me, now);
+            LeasePlan plan = LeasePlan.compute(request, now, Map.copyOf(heartbeats), List.copyOf(leases.values()));
+            plan.missingBuckets().forEach(b -> leases.putIfAbsent(b, BucketLease.free(b)));
+            for (BucketLease observed : plan.keep()) {
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), me, plan.renewedExpiry(observed)));
+            }
+            for (BucketLease observed : plan.release()) {
+                leases.replace(observed.bucket(), observed, BucketLease.free(observed.bucket()));
+            }
+            for (BucketLease observed : plan.claim()) {
+                BucketLease claimed = new BucketLease(observed.bucket(), me, plan.claimExpiry());
+                switch (fault) {
+                    case GRANTS_WITHOUT_CONDITIONAL_CHECK -> {
+                        LockSupport.parkNanos(200_000); // the round trip between the read and the write
+                        leases.put(observed.bucket(), claimed);
+                    }
+                    case IGNORES_LEASE_EXPIRY -> leases.computeIfPresent(observed.bucket(),
+                            (b, current) -> current.owner() == null ? claimed : current);
+                    default -> leases.computeIfPresent(observed.bucket(),
+                            (b, current) -> current.isClaimable(now) ? claimed : current);
+                }
+            }
+            TreeSet<Integer> owned = new TreeSet<>();
+            leases.values().forEach(lease -> {
+                boolean mine = fault == Fault.IGNORES_LEASE_EXPIRY
+                        ? me.equals(lease.owner()) : lease.isHeldBy(me, now);
+                if (mine && lease.bucket() < request.bucketCount()) {
+                    owned.add(lease.bucket());
+                }
+            });
+            return List.copyOf(owned);
+        }
+
+        @Override
+        public List<Integer> bucketsWithPending(List<Integer> buckets) {
+            return rows.bucketsWithPending(buckets);
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            List<OutboxMessage> batch = rows.nextBatch(bucket, maxCount);
+            lastBatch.put(bucket, batch);
+            if (fault == Fault.RETURNS_BATCH_OUT_OF_ORDER) {
+                List<OutboxMessage> reversed = new ArrayList<>(batch);
+                Collections.reverse(reversed);
+                return List.copyOf(reversed);
+            }
+            return batch;
+        }
+
+        @Override
+        public void markPublished(int bucket, List<OutboxMessage> published) {
+            if (fault == Fault.DELETES_BEYOND_THE_PREFIX && !published.isEmpty()) {
+                rows.markPublished(bucket, lastBatch.getOrDefault(bucket, published));
+            } else {
+                rows.markPublished(bucket, published);
+            }
+        }
+    }
+}

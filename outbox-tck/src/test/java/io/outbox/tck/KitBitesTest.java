@@ -1,0 +1,92 @@
+package io.outbox.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import io.outbox.tck.FaultyStores.Fault;
+import java.time.Clock;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+
+/**
+ * A kit that cannot fail is worthless: each broken variant of the reference store must make the
+ * kit fail, on the rule that names its fault. The kit is run programmatically through the JUnit
+ * Platform launcher, as a user's build would run it.
+ */
+class KitBitesTest {
+
+    @ParameterizedTest(name = "{0} is caught by {1}")
+    @CsvSource({
+        "IGNORES_LEASE_EXPIRY,             required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration",
+        "GRANTS_WITHOUT_CONDITIONAL_CHECK, required_S5_noBucketIsEverHeldByTwoRelaysUnderContention",
+        "RETURNS_BATCH_OUT_OF_ORDER,       required_S1_nextBatchReturnsAtMostMaxCountOldestFirst",
+        "DELETES_BEYOND_THE_PREFIX,        required_S2_markPublishedDeletesExactlyThePrefix",
+        "DROPS_ROWS_IN_UNKNOWN_BUCKETS,    required_S8_rowsOutsideTheBucketRangeAreFatal"
+    })
+    void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
+        FaultyKit.fault = fault;
+        Set<String> failed = new TreeSet<>();
+        TestExecutionListener failures = new TestExecutionListener() {
+            @Override
+            public void executionFinished(TestIdentifier test, TestExecutionResult result) {
+                if (result.getStatus() == TestExecutionResult.Status.FAILED
+                        && test.getSource().orElse(null) instanceof MethodSource method) {
+                    failed.add(method.getMethodName());
+                }
+            }
+        };
+        SummaryGeneratingListener summary = new SummaryGeneratingListener();
+        Launcher launcher = LauncherFactory.create();
+        launcher.execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(FaultyKit.class)).build(),
+                failures, summary);
+
+        System.out.printf("%s: %d of %d kit tests failed: %s%n", fault, summary.getSummary().getTotalFailureCount(),
+                summary.getSummary().getTestsStartedCount(), failed);
+        assertThat(summary.getSummary().getTestsStartedCount()).as("the kit ran").isGreaterThan(20);
+        assertThat(failed).as("kit failures for a store that %s", fault).contains(expectedFailure);
+    }
+
+    /** The kit over a faulty store; run only through the launcher above. */
+    static class FaultyKit extends InMemoryOutboxStoreTest {
+        static volatile Fault fault;
+        private FaultyStores.Storage storage;
+
+        @Override
+        protected void createStorage() {
+            storage = new FaultyStores.Storage(clock());
+        }
+
+        @Override
+        protected OutboxStore newStore(Clock clock) {
+            return FaultyStores.create(fault, storage, clock);
+        }
+
+        @Override
+        protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
+            super.enqueue(storage.rows, messages);
+        }
+
+        @Override
+        protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
+            super.enqueueAndRollBack(storage.rows, messages);
+        }
+
+        @Override
+        protected void insertRawRow(OutboxStore store, OutboxMessage message) {
+            super.insertRawRow(storage.rows, message);
+        }
+    }
+}
