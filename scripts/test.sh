@@ -137,14 +137,38 @@ ensure_jongodb() {
     log "jongodb $JONGODB_VERSION: $OUTBOX_TEST_JONGODB_URI"
 }
 
+# Lists every skipped test with its reason, so that a skip is never mistaken for a pass.
+report_skipped() {
+    local reports
+    reports=$(find "$ROOT" -path '*/target/surefire-reports/TEST-*.xml' -newer "$RUN_DIR/started" 2>/dev/null || true)
+    [[ -z "$reports" ]] && return 0
+    # shellcheck disable=SC2086
+    perl -0777 -ne '
+        while (/<testcase\b([^>]*)>\s*<skipped(?:\s+message="([^"]*)")?/g) {
+            my ($attrs, $why) = ($1, $2 // "no reason given");
+            my ($name) = $attrs =~ /\bname="([^"]*)"/;
+            my ($class) = $attrs =~ /\bclassname="([^"]*)"/;
+            $why =~ s/&quot;/"/g; $why =~ s/&apos;/\x27/g; $why =~ s/&lt;/</g; $why =~ s/&gt;/>/g; $why =~ s/&amp;/&/g;
+            print "  SKIPPED $class.$name: $why\n";
+        }' $reports | sort | uniq -c | sed 's/^ *1 //' > "$RUN_DIR/skipped.txt" || true
+    if [[ -s "$RUN_DIR/skipped.txt" ]]; then
+        log "skipped tests (not passed; see the reason):"
+        cat "$RUN_DIR/skipped.txt" >&2
+    fi
+}
+
 main() {
     mkdir -p "$RUN_DIR"
+    touch "$RUN_DIR/started"
     for server in "${NEEDS[@]:-}"; do
         [[ -n "$server" ]] && "ensure_$server"
     done
     cd "$ROOT"
     log "running: mvn -B -ntp verify $*"
-    mvn -B -ntp verify "$@"
+    local status=0
+    mvn -B -ntp verify "$@" || status=$?
+    report_skipped
+    return "$status"
 }
 
 main "$@"
