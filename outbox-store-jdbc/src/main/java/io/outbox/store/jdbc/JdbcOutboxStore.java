@@ -112,6 +112,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
     private final Clock clock;
     private final long maxPayloadBytes;
     private final boolean closeDataSource;
+    private final JdbcOutboxWriter writer;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Built from the configured dialect, or from the first connection's metadata. */
     private volatile Sql sql;
@@ -124,6 +125,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
         this.maxPayloadBytes = builder.maxPayloadBytes;
         this.closeDataSource = builder.closeDataSource;
         this.sql = configuredDialect == null ? null : new Sql(configuredDialect, tables);
+        this.writer = new JdbcOutboxWriter(tables, maxPayloadBytes, configuredDialect);
     }
 
     /**
@@ -182,11 +184,10 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
     /**
      * The enqueue helper for this store's tables, payload limit and dialect (E4).
      *
-     * @return a writer; immutable and thread-safe
+     * @return the store's writer, the same instance on every call; immutable and thread-safe
      */
     public JdbcOutboxWriter writer() {
-        Sql known = sql;
-        return new JdbcOutboxWriter(tables, maxPayloadBytes, known != null ? known.dialect : configuredDialect);
+        return writer;
     }
 
     /**
@@ -205,7 +206,12 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                         statement.execute(ddl);
                     } catch (SQLException raced) {
                         // Two processes creating at once: PostgreSQL may report a duplicate type.
-                        statement.execute(ddl);
+                        try {
+                            statement.execute(ddl);
+                        } catch (SQLException again) {
+                            again.addSuppressed(raced);
+                            throw again;
+                        }
                     }
                 }
             }

@@ -36,8 +36,14 @@ import java.util.Objects;
  *
  * <p>Every message's payload ({@link OutboxMessage#payloadSize()}) is checked against
  * {@link #maxPayloadBytes()} before anything is written (S10); a larger one fails the whole call
- * with {@link io.outbox.spi.OutboxPayloadTooLargeException}. Messages are inserted in list order, so
- * within a bucket they are published in that order (S1); several messages go in one JDBC batch.
+ * with {@link io.outbox.spi.OutboxPayloadTooLargeException}. Messages are inserted in list order,
+ * several in one JDBC batch.
+ *
+ * <p>Order: a bucket is published in the order of the rows' auto-increment ids (S1), which the
+ * database assigns when a row is inserted, not when its transaction commits. Two transactions
+ * writing messages of the same key therefore keep their order when the second one cannot insert
+ * before the first commits: enqueue <em>after</em> the business write that locks the key's row
+ * (update the order, then enqueue its event), as the example above does.
  *
  * <p>Instances are immutable and thread-safe; one can serve every thread of an application.
  */
