@@ -69,8 +69,10 @@ abstract class JdbcDatabaseTestBase {
 
     @AfterEach
     void dropTables() throws SQLException {
-        try (Connection c = database().connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS " + orders);
+        if (orders != null) {
+            try (Connection c = database().connect(); Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + orders);
+            }
         }
         pools.forEach(HikariDataSource::close);
         for (String p : prefixes) {

@@ -71,7 +71,7 @@ record TestDatabase(String name, String url, String user, String password, Strin
         });
         String reason = UNREACHABLE.get(url);
         if (reason != null) {
-            fail("%s is not reachable at %s as user %s: %s. These tests run against real servers and never skip: %s.",
+            fail("%s is not reachable at %s as user %s (%s). These tests run against real servers and never skip: %s.",
                     name, url, user, reason, hint);
         }
     }
