@@ -1,0 +1,744 @@
+package io.outbox.store.jdbc;
+
+import io.outbox.spi.BucketLease;
+import io.outbox.spi.LeasePlan;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxHeaderCodec;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLTransactionRollbackException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+
+/**
+ * The outbox store on a relational database over JDBC: PostgreSQL, MySQL/MariaDB or H2
+ * ({@link JdbcDialect}). It implements the store SPI and the capabilities C1
+ * {@link LeaseRenewal}, C2 {@link PendingMetrics} and C3 {@link LeaseRelease}; messages are
+ * written by {@link #writer()} on the application's own connection (rule E4).
+ *
+ * <pre>{@code
+ * JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource).tablePrefix("outbox_").build();
+ * store.createSchema();   // or run the shipped DDL with your migration tool
+ * }</pre>
+ *
+ * <h2>Tables</h2>
+ * Three tables named by {@link JdbcOutboxTables} (DDL per dialect in
+ * {@link JdbcDialect#schemaResource()}): messages with an auto-increment {@code id} (the enqueue
+ * order, S1) and an index on {@code (bucket, id)}; one lease row per bucket; one heartbeat row per
+ * relay. Every time is a {@code BIGINT} of epoch milliseconds from the injected {@link Clock}
+ * (S11), never the database's {@code now()}.
+ *
+ * <h2>Statements</h2>
+ * <ul>
+ *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY id LIMIT ?} on the
+ *       {@code (bucket, id)} index.</li>
+ *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
+ *       {@value #DELETE_CHUNK} ids per statement.</li>
+ *   <li>{@link #bucketsWithPending}: one statement, a {@code LIMIT 1} index seek per bucket joined
+ *       with {@code UNION ALL}.</li>
+ *   <li>{@link #acquireBucketLeases} follows {@link LeasePlan}: an index seek for rows at or above
+ *       {@code bucketCount} (S8), the heartbeat upsert, one read of heartbeats and one of leases,
+ *       missing lease rows inserted if absent, then one single-row guarded {@code UPDATE} per
+ *       keep ({@code WHERE bucket = ? AND owner = me AND expires_at = seen}), release (same
+ *       guard) and claim ({@code WHERE bucket = ? AND (owner IS NULL OR expires_at <= now)}),
+ *       stale heartbeats deleted (fenced by the time seen), and the owned buckets read back.
+ *       The database evaluates each guard atomically on its row, so no bucket is ever held by two
+ *       relays (S5); a refused write is no error, the read-back says what the relay owns.</li>
+ * </ul>
+ * Every statement runs in auto-commit (the store switches a borrowed connection to auto-commit
+ * and back if needed), so lease statements never hold a lock beyond one row and one statement:
+ * they cannot deadlock with each other at any isolation level. Should a database still report a
+ * lock conflict (a deadlock with another workload, a serialization failure under a
+ * {@code SERIALIZABLE} default, a lock wait timeout), the lease operations are retried up to
+ * {@value #ATTEMPTS} times from the start; every write is guarded, so a retry is safe. On
+ * MySQL/MariaDB, whose default is {@code REPEATABLE READ}, {@code READ COMMITTED} is recommended
+ * for the store's connections so that the relay's deletes take no gap locks that would make
+ * writers' inserts wait; the provider's pool uses it.
+ *
+ * <h2>Payload limit</h2>
+ * The store accepts payloads ({@link OutboxMessage#payloadSize()}) up to
+ * {@link #maxPayloadBytes()}, {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes (1 MiB, Kafka's default
+ * {@code max.request.size}) unless configured otherwise; the writer refuses larger messages
+ * before writing anything (S10). A larger limit needs room in the database: on MySQL/MariaDB a
+ * row must fit in {@code max_allowed_packet} (16 MiB on MariaDB, 64 MiB on MySQL 8 by default),
+ * so keep the limit at least 64 KiB below it; PostgreSQL's {@code BYTEA} and H2's
+ * {@code VARBINARY} hold up to 1 GB.
+ *
+ * <h2>Resources and threads</h2>
+ * The store is immutable and thread-safe (S12): each call borrows its own connection from the
+ * {@link DataSource} and returns it before it returns. {@link #close()} closes the data source
+ * only when the store was built with {@link Builder#closeDataSource(boolean)} (as the provider
+ * does for the pool it opens); a data source passed in by the application stays the
+ * application's. Database errors surface as {@link JdbcOutboxException}.
+ */
+public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        AutoCloseable {
+
+    /** The default largest payload, in bytes: 1 MiB, Kafka's default {@code max.request.size}. */
+    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+    /** The most ids one {@code DELETE} of {@link #markPublished} names. */
+    public static final int DELETE_CHUNK = 500;
+
+    /** How often a lease operation is tried when the database reports a lock conflict. */
+    public static final int ATTEMPTS = 3;
+
+    /** The most buckets one probe statement of {@link #bucketsWithPending} names. */
+    private static final int PROBE_CHUNK = 500;
+
+    private final DataSource dataSource;
+    private final JdbcOutboxTables tables;
+    private final JdbcDialect configuredDialect;
+    private final Clock clock;
+    private final long maxPayloadBytes;
+    private final boolean closeDataSource;
+    private final JdbcOutboxWriter writer;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Built from the configured dialect, or from the first connection's metadata. */
+    private volatile Sql sql;
+
+    private JdbcOutboxStore(Builder builder) {
+        this.dataSource = builder.dataSource;
+        this.tables = builder.tables;
+        this.configuredDialect = builder.dialect;
+        this.clock = builder.clock;
+        this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.closeDataSource = builder.closeDataSource;
+        this.sql = configuredDialect == null ? null : new Sql(configuredDialect, tables);
+        this.writer = new JdbcOutboxWriter(tables, maxPayloadBytes, configuredDialect);
+    }
+
+    /**
+     * Starts building a store on a data source.
+     *
+     * @param dataSource where the store borrows connections; not null. A pool is recommended
+     *     (HikariCP, your application server's); the store never keeps a connection between calls.
+     * @return a builder with the defaults: {@link JdbcOutboxTables#defaults()}, the dialect read
+     *     from the first connection, the system UTC clock,
+     *     {@value #DEFAULT_MAX_PAYLOAD_BYTES}-byte payloads, the data source left open on close
+     * @throws NullPointerException if {@code dataSource} is null
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * The data source the store borrows connections from.
+     *
+     * @return the data source
+     */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /**
+     * The store's tables.
+     *
+     * @return the table names
+     */
+    public JdbcOutboxTables tables() {
+        return tables;
+    }
+
+    /**
+     * The largest payload the store accepts (S10).
+     *
+     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     */
+    public long maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /**
+     * The store's dialect: the configured one, or the one read from a connection's metadata
+     * (borrowing a connection the first time if no call has yet).
+     *
+     * @return the dialect
+     * @throws JdbcOutboxException if a connection is needed and cannot be had
+     */
+    public JdbcDialect dialect() {
+        Sql known = sql;
+        return known != null ? known.dialect : run("reading the database product", false, (c, s) -> s.dialect);
+    }
+
+    /**
+     * The enqueue helper for this store's tables, payload limit and dialect (E4).
+     *
+     * @return the store's writer, the same instance on every call; immutable and thread-safe
+     */
+    public JdbcOutboxWriter writer() {
+        return writer;
+    }
+
+    /**
+     * Creates the tables and the index if they are absent: the statements of
+     * {@link JdbcDialect#createStatements(JdbcOutboxTables)}, one at a time. Running it again, or
+     * from several processes at once, changes nothing (a statement that loses a creation race
+     * is tried once more). The schema, if one is configured, must exist.
+     *
+     * @throws JdbcOutboxException if a statement fails (no privilege, missing schema, ...)
+     */
+    public void createSchema() {
+        run("creating the outbox tables", false, (c, s) -> {
+            for (String ddl : s.dialect.createStatements(tables)) {
+                try (var statement = c.createStatement()) {
+                    try {
+                        statement.execute(ddl);
+                    } catch (SQLException raced) {
+                        // Two processes creating at once: PostgreSQL may report a duplicate type.
+                        try {
+                            statement.execute(ddl);
+                        } catch (SQLException again) {
+                            again.addSuppressed(raced);
+                            throw again;
+                        }
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Leases: S4, S4b, S5, S6, S7, S8, S11; C1, C3
+    // ---------------------------------------------------------------------------------------
+
+    @Override
+    public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return run("acquiring bucket leases for relay '" + request.relayId() + "'", true,
+                (c, s) -> acquire(c, s, request));
+    }
+
+    private List<Integer> acquire(Connection c, Sql s, LeaseRequest request) throws SQLException {
+        long now = clock.millis();
+        String me = request.relayId();
+        requireNoRowsOutside(c, s, request.bucketCount());
+        heartbeat(c, s, me, now);
+        LeasePlan plan = LeasePlan.compute(request, now, heartbeats(c, s), leases(c, s, request.bucketCount()));
+        forEach(c, s.insertLeaseIfAbsent, plan.missingBuckets(), true, (st, bucket) -> st.setInt(1, bucket));
+        forEach(c, s.keepLease, plan.keep(), false, (st, lease) -> {
+            st.setLong(1, plan.renewedExpiry(lease));
+            bindFence(s, st, 2, lease, me);
+        });
+        forEach(c, s.releaseLease, plan.release(), false, (st, lease) -> bindFence(s, st, 1, lease, me));
+        forEach(c, s.claimLease, plan.claim(), false, (st, lease) -> {
+            s.dialect.setRelayId(st, 1, me);
+            st.setLong(2, plan.claimExpiry());
+            st.setInt(3, lease.bucket());
+            st.setLong(4, now);
+        });
+        forEach(c, s.deleteStaleHeartbeat, plan.staleRelays().entrySet(), false, (st, stale) -> {
+            s.dialect.setRelayId(st, 1, stale.getKey());
+            st.setLong(2, stale.getValue());
+        });
+        return owned(c, s, me, now, request.bucketCount());
+    }
+
+    /** The fence of keep and release, from parameter {@code first} on: bucket, owner = me, expiry as seen. */
+    private static void bindFence(Sql s, PreparedStatement st, int first, BucketLease lease, String me)
+            throws SQLException {
+        st.setInt(first, lease.bucket());
+        s.dialect.setRelayId(st, first + 1, me);
+        st.setLong(first + 2, lease.expiresAtMillis());
+    }
+
+    /** S8: rows the relay can never claim mean writers and relays disagree on the bucket count. */
+    private void requireNoRowsOutside(Connection c, Sql s, int bucketCount) throws SQLException {
+        List<Integer> outside = new ArrayList<>();
+        try (PreparedStatement probe = c.prepareStatement(s.firstBucketAtOrAbove)) {
+            int from = bucketCount;
+            while (outside.size() < 5) {
+                probe.setInt(1, from);
+                try (ResultSet row = probe.executeQuery()) {
+                    if (!row.next()) {
+                        break;
+                    }
+                    outside.add(row.getInt(1));
+                }
+                if (outside.get(outside.size() - 1) == Integer.MAX_VALUE) {
+                    break;
+                }
+                from = outside.get(outside.size() - 1) + 1;
+            }
+        }
+        if (!outside.isEmpty()) {
+            throw new OutboxMisconfigurationException("pending outbox messages in bucket(s) " + outside
+                    + (outside.size() == 5 ? " and possibly more" : "") + " of table " + s.messages
+                    + ", outside [0, " + bucketCount + "): writers and relays disagree on bucketCount (rule S8)");
+        }
+    }
+
+    private static void heartbeat(Connection c, Sql s, String relayId, long now) throws SQLException {
+        try (PreparedStatement upsert = c.prepareStatement(s.upsertHeartbeat)) {
+            s.dialect.bindHeartbeat(upsert, relayId, now);
+            upsert.executeUpdate();
+        }
+    }
+
+    private static Map<String, Long> heartbeats(Connection c, Sql s) throws SQLException {
+        Map<String, Long> heartbeats = new HashMap<>();
+        try (PreparedStatement select = c.prepareStatement(s.selectHeartbeats);
+             ResultSet row = select.executeQuery()) {
+            while (row.next()) {
+                heartbeats.put(s.dialect.getRelayId(row, 1), row.getLong(2));
+            }
+        }
+        return heartbeats;
+    }
+
+    private static List<BucketLease> leases(Connection c, Sql s, int bucketCount) throws SQLException {
+        List<BucketLease> leases = new ArrayList<>();
+        try (PreparedStatement select = c.prepareStatement(s.selectLeases)) {
+            select.setInt(1, bucketCount);
+            try (ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    leases.add(new BucketLease(row.getInt(1), s.dialect.getRelayId(row, 2), row.getLong(3)));
+                }
+            }
+        }
+        return leases;
+    }
+
+    /** The buckets {@code relayId} holds at {@code now}, read back from the leases table. */
+    private static List<Integer> owned(Connection c, Sql s, String relayId, long now, int bucketCount)
+            throws SQLException {
+        List<Integer> owned = new ArrayList<>();
+        try (PreparedStatement select = c.prepareStatement(s.selectOwned)) {
+            s.dialect.setRelayId(select, 1, relayId);
+            select.setLong(2, now);
+            select.setInt(3, bucketCount);
+            try (ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    owned.add(row.getInt(1));
+                }
+            }
+        }
+        return List.copyOf(owned);
+    }
+
+    @Override
+    public List<Integer> renewBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return run("renewing bucket leases for relay '" + request.relayId() + "'", true, (c, s) -> {
+            long now = clock.millis();
+            String me = request.relayId();
+            heartbeat(c, s, me, now);
+            List<Integer> buckets = request.heldBuckets();
+            for (int from = 0; from < buckets.size(); from += PROBE_CHUNK) {
+                List<Integer> chunk = buckets.subList(from, Math.min(buckets.size(), from + PROBE_CHUNK));
+                try (PreparedStatement renew = c.prepareStatement(s.renewLeases(chunk.size()))) {
+                    renew.setLong(1, now + request.leaseDurationMillis());
+                    s.dialect.setRelayId(renew, 2, me);
+                    renew.setLong(3, now);
+                    for (int i = 0; i < chunk.size(); i++) {
+                        renew.setInt(4 + i, chunk.get(i));
+                    }
+                    renew.executeUpdate();
+                }
+            }
+            List<Integer> held = new ArrayList<>(owned(c, s, me, now, request.bucketCount()));
+            held.retainAll(buckets);
+            return List.copyOf(held);
+        });
+    }
+
+    @Override
+    public void releaseBucketLeases(String relayId) {
+        Objects.requireNonNull(relayId, "relayId must not be null");
+        run("releasing the bucket leases of relay '" + relayId + "'", true, (c, s) -> {
+            try (PreparedStatement release = c.prepareStatement(s.releaseAllLeases)) {
+                s.dialect.setRelayId(release, 1, relayId);
+                release.executeUpdate();
+            }
+            try (PreparedStatement delete = c.prepareStatement(s.deleteHeartbeat)) {
+                s.dialect.setRelayId(delete, 1, relayId);
+                delete.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Messages: S1, S2, S3, S9, S10; C2
+    // ---------------------------------------------------------------------------------------
+
+    @Override
+    public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        Objects.requireNonNull(buckets, "buckets must not be null");
+        TreeSet<Integer> asked = new TreeSet<>();
+        for (Integer bucket : buckets) {
+            asked.add(Objects.requireNonNull(bucket, "buckets must not contain null"));
+        }
+        if (asked.isEmpty()) {
+            return List.of();
+        }
+        List<Integer> distinct = List.copyOf(asked);
+        return run("probing buckets for pending messages", false, (c, s) -> {
+            TreeSet<Integer> pending = new TreeSet<>();
+            for (int from = 0; from < distinct.size(); from += PROBE_CHUNK) {
+                List<Integer> chunk = distinct.subList(from, Math.min(distinct.size(), from + PROBE_CHUNK));
+                try (PreparedStatement probe = c.prepareStatement(s.bucketsWithRows(chunk.size()))) {
+                    for (int i = 0; i < chunk.size(); i++) {
+                        probe.setInt(i + 1, chunk.get(i));
+                    }
+                    try (ResultSet row = probe.executeQuery()) {
+                        while (row.next()) {
+                            pending.add(row.getInt(1));
+                        }
+                    }
+                }
+            }
+            return List.copyOf(pending);
+        });
+    }
+
+    @Override
+    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        requireBucket(bucket);
+        if (maxCount < 1) {
+            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
+        }
+        return run("reading a batch of bucket " + bucket, false, (c, s) -> {
+            List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+            try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
+                select.setInt(1, bucket);
+                select.setInt(2, maxCount);
+                try (ResultSet row = select.executeQuery()) {
+                    while (row.next()) {
+                        batch.add(read(s, row, bucket));
+                    }
+                }
+            }
+            return List.copyOf(batch);
+        });
+    }
+
+    private StoredMessage read(Sql s, ResultSet row, int bucket) throws SQLException {
+        long id = row.getLong(1);
+        UUID messageId = s.dialect.getMessageId(row, 2);
+        String topic = row.getString(3);
+        byte[] key = row.getBytes(4);
+        byte[] value = row.getBytes(5);
+        byte[] headers = row.getBytes(6);
+        int partition = row.getInt(7);
+        Integer partitionOrNull = row.wasNull() ? null : partition;
+        Instant createdAt = Instant.ofEpochMilli(row.getLong(8));
+        return new StoredMessage(tables, id, messageId, bucket, topic, key, value, OutboxHeaderCodec.decode(headers),
+                partitionOrNull, createdAt);
+    }
+
+    @Override
+    public void markPublished(int bucket, List<OutboxMessage> published) {
+        requireBucket(bucket);
+        Objects.requireNonNull(published, "published must not be null");
+        List<Long> ids = new ArrayList<>(published.size());
+        for (OutboxMessage m : published) {
+            if (!(m instanceof StoredMessage stored) || stored.bucket() != bucket || !stored.tables().equals(tables)) {
+                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
+                        + " was not read from bucket " + bucket + " of the outbox table " + tables.messages());
+            }
+            ids.add(stored.id());
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        run("deleting published messages of bucket " + bucket, false, (c, s) -> {
+            for (int from = 0; from < ids.size(); from += DELETE_CHUNK) {
+                List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + DELETE_CHUNK));
+                try (PreparedStatement delete = c.prepareStatement(s.deleteMessages(chunk.size()))) {
+                    delete.setInt(1, bucket);
+                    for (int i = 0; i < chunk.size(); i++) {
+                        delete.setLong(i + 2, chunk.get(i));
+                    }
+                    delete.executeUpdate();
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One aggregate query, {@code SELECT COUNT(*), MIN(created_at)}, with the timeout passed
+     * to {@link java.sql.Statement#setQueryTimeout(int)} in whole seconds, rounded up.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is zero or negative
+     */
+    @Override
+    public PendingSnapshot pendingMetrics(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be positive but was " + timeout);
+        }
+        long seconds = Math.min(Integer.MAX_VALUE, (timeout.toMillis() + 999) / 1000);
+        return run("counting pending messages", false, (c, s) -> {
+            try (PreparedStatement count = c.prepareStatement(s.pendingMetrics)) {
+                count.setQueryTimeout((int) Math.max(1, seconds));
+                try (ResultSet row = count.executeQuery()) {
+                    row.next();
+                    long pending = row.getLong(1);
+                    long oldest = row.getLong(2);
+                    return new PendingSnapshot(pending, row.wasNull() ? null : Instant.ofEpochMilli(oldest));
+                }
+            }
+        });
+    }
+
+    /**
+     * Closes the data source if the store was built to own it
+     * ({@link Builder#closeDataSource(boolean)}); otherwise does nothing. Idempotent.
+     *
+     * @throws IllegalStateException if closing the data source fails with a checked exception
+     *     (its cause); unchecked ones propagate as they are
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true) && closeDataSource && dataSource instanceof AutoCloseable owned) {
+            try {
+                owned.close();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("closing the outbox store's data source failed", e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        Sql known = sql;
+        return "JdbcOutboxStore[" + tables + ", dialect=" + (known == null ? "detected" : known.dialect)
+                + ", maxPayloadBytes=" + maxPayloadBytes + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Plumbing
+    // ---------------------------------------------------------------------------------------
+
+    /** Work on one borrowed connection, in auto-commit. */
+    @FunctionalInterface
+    private interface Work<T> {
+        T run(Connection connection, Sql sql) throws SQLException;
+    }
+
+    /** Binds one item's parameters. */
+    @FunctionalInterface
+    private interface Binder<T> {
+        void bind(PreparedStatement statement, T item) throws SQLException;
+    }
+
+    private <T> T run(String what, boolean retryLockConflicts, Work<T> work) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection()) {
+                boolean autoCommit = c.getAutoCommit();
+                if (!autoCommit) {
+                    c.setAutoCommit(true);
+                }
+                try {
+                    return work.run(c, sql(c));
+                } finally {
+                    if (!autoCommit) {
+                        c.setAutoCommit(false);
+                    }
+                }
+            } catch (SQLException e) {
+                if (!retryLockConflicts || attempt >= ATTEMPTS || !isLockConflict(e)) {
+                    throw new JdbcOutboxException(what + " failed (outbox tables " + tables.messages() + ", "
+                            + tables.leases() + ", " + tables.relays() + ")", e);
+                }
+            }
+        }
+    }
+
+    private Sql sql(Connection c) throws SQLException {
+        Sql known = sql;
+        if (known == null) {
+            known = new Sql(JdbcDialect.detect(c), tables);
+            sql = known; // a race builds equal instances; either is fine
+        }
+        return known;
+    }
+
+    /** Runs one statement per item, each on its own in auto-commit. */
+    private static <T> void forEach(Connection c, String statement, Collection<T> items, boolean duplicatesAreFine,
+                                    Binder<T> binder) throws SQLException {
+        if (items.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement st = c.prepareStatement(statement)) {
+            for (T item : items) {
+                binder.bind(st, item);
+                try {
+                    st.executeUpdate();
+                } catch (SQLException e) {
+                    // A concurrent relay inserted the same lease row first: that is the goal.
+                    if (!duplicatesAreFine || !isDuplicateKey(e)) {
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Deadlock, serialization failure or lock timeout: the statement had no effect; try again. */
+    static boolean isLockConflict(SQLException e) {
+        String state = e.getSQLState();
+        return e instanceof SQLTransactionRollbackException
+                || "40001".equals(state) || "40P01".equals(state)
+                || e.getErrorCode() == 1205                              // MySQL/MariaDB lock wait timeout
+                || e.getErrorCode() == 90131 || e.getErrorCode() == 50200; // H2 concurrent update, lock timeout
+    }
+
+    private static boolean isDuplicateKey(SQLException e) {
+        return e.getSQLState() != null && e.getSQLState().startsWith("23");
+    }
+
+    private static void requireBucket(int bucket) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+    }
+
+    static long requirePayloadLimit(long maxPayloadBytes) {
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
+        }
+        return maxPayloadBytes;
+    }
+
+    /**
+     * Builds a {@link JdbcOutboxStore}. Each setter validates its argument at once; not
+     * thread-safe; {@link #build()} may be called more than once.
+     */
+    public static final class Builder {
+
+        private final DataSource dataSource;
+        private JdbcOutboxTables tables = JdbcOutboxTables.defaults();
+        private JdbcDialect dialect;
+        private Clock clock = Clock.systemUTC();
+        private long maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private boolean closeDataSource;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+        }
+
+        /**
+         * The table names, schema included.
+         *
+         * @param tables the names; not null
+         * @return this builder
+         */
+        public Builder tables(JdbcOutboxTables tables) {
+            this.tables = Objects.requireNonNull(tables, "tables must not be null");
+            return this;
+        }
+
+        /**
+         * Names the tables {@code <prefix>messages}, {@code <prefix>leases} and
+         * {@code <prefix>relays}, keeping the schema set so far.
+         *
+         * @param prefix the prefix; not null; empty or an identifier; default
+         *     {@value JdbcOutboxTables#DEFAULT_PREFIX}
+         * @return this builder
+         * @throws IllegalArgumentException if the prefix is not a valid identifier
+         */
+        public Builder tablePrefix(String prefix) {
+            this.tables = JdbcOutboxTables.withPrefix(prefix).inSchema(tables.schema());
+            return this;
+        }
+
+        /**
+         * The schema (MySQL/MariaDB: database) holding the tables, keeping their names.
+         *
+         * @param schema an identifier, or null for the connection's current schema (the default)
+         * @return this builder
+         * @throws IllegalArgumentException if the schema is not a valid identifier
+         */
+        public Builder schema(String schema) {
+            this.tables = tables.inSchema(schema);
+            return this;
+        }
+
+        /**
+         * The SQL dialect.
+         *
+         * @param dialect the dialect, or null (the default) to read it from the first connection's
+         *     metadata
+         * @return this builder
+         */
+        public Builder dialect(JdbcDialect dialect) {
+            this.dialect = dialect;
+            return this;
+        }
+
+        /**
+         * The clock all lease time and heartbeats come from (S11).
+         *
+         * @param clock the clock; not null; default the system UTC clock
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * The largest payload the store's writer accepts (S10). See the class documentation for
+         * what each database can hold.
+         *
+         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()} in bytes,
+         *     {@code >= 0}; default {@value JdbcOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
+         */
+        public Builder maxPayloadBytes(long maxPayloadBytes) {
+            this.maxPayloadBytes = requirePayloadLimit(maxPayloadBytes);
+            return this;
+        }
+
+        /**
+         * Whether {@link JdbcOutboxStore#close()} also closes the data source (when it implements
+         * {@link AutoCloseable}, as {@code HikariDataSource} does). Set it when the store is the
+         * data source's only user.
+         *
+         * @param close true to close the data source with the store; default false
+         * @return this builder
+         */
+        public Builder closeDataSource(boolean close) {
+            this.closeDataSource = close;
+            return this;
+        }
+
+        /**
+         * Builds the store. Opens no connection: the dialect, unless set, is read on first use.
+         *
+         * @return the store
+         */
+        public JdbcOutboxStore build() {
+            return new JdbcOutboxStore(this);
+        }
+    }
+}

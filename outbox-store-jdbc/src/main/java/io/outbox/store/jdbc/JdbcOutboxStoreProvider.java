@@ -1,0 +1,190 @@
+package io.outbox.store.jdbc;
+
+import com.google.auto.service.AutoService;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStoreProvider;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * Provider of {@link JdbcOutboxStore} under the name {@value #NAME}, for
+ * {@code OutboxStores.open("jdbc", settings)}. The store it creates runs on the system UTC clock
+ * and owns a HikariCP pool (auto-commit, {@code READ COMMITTED}), which
+ * {@link JdbcOutboxStore#close()} closes. The JDBC driver must be on the class path. Settings:
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@value #URL}</td><td>string</td><td>required</td><td>JDBC URL</td></tr>
+ *   <tr><td>{@value #USER}</td><td>string</td><td>none</td><td>database user</td></tr>
+ *   <tr><td>{@value #PASSWORD}</td><td>password</td><td>none</td><td>database password, never logged</td></tr>
+ *   <tr><td>{@value #DIALECT}</td><td>string</td><td>from the URL</td><td>postgresql, mysql, mariadb or h2</td></tr>
+ *   <tr><td>{@value #SCHEMA}</td><td>string</td><td>the connection's</td><td>schema (MySQL: database) of the tables</td></tr>
+ *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names</td></tr>
+ *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>4</td><td>pool connections, 1 to 100</td></tr>
+ *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up</td></tr>
+ *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1048576</td><td>largest payload accepted, bytes</td></tr>
+ * </table>
+ *
+ * <p>Unknown keys and malformed values are refused with
+ * {@link OutboxMisconfigurationException} naming the key. Thread-safe.
+ */
+@AutoService(OutboxStoreProvider.class)
+public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
+
+    /** The provider name. */
+    public static final String NAME = "jdbc";
+
+    /** Setting: the JDBC URL, for example {@code jdbc:postgresql://db:5432/app}. Required. */
+    public static final String URL = "url";
+
+    /** Setting: the database user. */
+    public static final String USER = "user";
+
+    /** Setting: the database password (type password: never logged). */
+    public static final String PASSWORD = "password";
+
+    /** Setting: the SQL dialect; by default read from the URL. */
+    public static final String DIALECT = "dialect";
+
+    /** Setting: the schema (MySQL/MariaDB: database) holding the tables; by default the connection's. */
+    public static final String SCHEMA = "schema";
+
+    /** Setting: the prefix of the three table names. */
+    public static final String TABLE_PREFIX = "table.prefix";
+
+    /** Setting: the number of pooled connections. */
+    public static final String POOL_SIZE = "pool.size";
+
+    /** Setting: whether to create absent tables when the store is created. */
+    public static final String CREATE_SCHEMA = "create.schema";
+
+    /** Setting: the largest payload accepted, in bytes. */
+    public static final String MAX_PAYLOAD_BYTES = "max.payload.bytes";
+
+    private static final AtomicInteger POOLS = new AtomicInteger();
+
+    private static final ConfigDef CONFIG = new ConfigDef()
+            .define(URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
+                    ConfigDef.Importance.HIGH, "The JDBC URL of the database, for example "
+                            + "jdbc:postgresql://db:5432/app, jdbc:mariadb://db:3306/app or jdbc:h2:./outbox.")
+            .define(USER, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH, "The database user.")
+            .define(PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.HIGH,
+                    "The database password; never logged.")
+            .define(DIALECT, ConfigDef.Type.STRING, "",
+                    ConfigDef.ValidString.in("", "postgresql", "mysql", "mariadb", "h2"), ConfigDef.Importance.LOW,
+                    "The SQL dialect: postgresql, mysql, mariadb (same as mysql) or h2; empty to read it from the URL.")
+            .define(SCHEMA, ConfigDef.Type.STRING, "", JdbcOutboxStoreProvider::validateSchema,
+                    ConfigDef.Importance.LOW, "The schema (on MySQL/MariaDB: the database) holding the tables, "
+                            + "an identifier; it must exist. Empty for the connection's current schema.")
+            .define(TABLE_PREFIX, ConfigDef.Type.STRING, JdbcOutboxTables.DEFAULT_PREFIX,
+                    JdbcOutboxStoreProvider::validatePrefix, ConfigDef.Importance.MEDIUM,
+                    "The prefix of the table names <prefix>messages, <prefix>leases and <prefix>relays: "
+                            + "ASCII letters, digits and '_', not starting with a digit.")
+            .define(POOL_SIZE, ConfigDef.Type.INT, 4, ConfigDef.Range.between(1, 100), ConfigDef.Importance.LOW,
+                    "The number of connections in the store's pool.")
+            .define(CREATE_SCHEMA, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
+                    "Whether to create the tables and index, if absent, when the store is created.")
+            .define(MAX_PAYLOAD_BYTES, ConfigDef.Type.LONG, JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES,
+                    ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
+                    "The largest payload (key + value + encoded headers) the store's writer accepts, in bytes. "
+                            + "On MySQL/MariaDB keep it at least 64 KiB below max_allowed_packet.");
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public JdbcOutboxStoreProvider() {
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public ConfigDef configDef() {
+        return CONFIG;
+    }
+
+    /**
+     * Creates a store with its own connection pool, owned by the store.
+     *
+     * @param config the settings listed in the class documentation; not null
+     * @return a new store; close it to close its pool
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, or the
+     *     dialect cannot be told from the URL
+     * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
+     *     tables cannot be created
+     */
+    @Override
+    public OutboxStore create(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        String url = parsed.getString(URL);
+        JdbcDialect dialect;
+        try {
+            String named = parsed.getString(DIALECT);
+            dialect = named.isEmpty() ? JdbcDialect.forUrl(url) : JdbcDialect.forName(named);
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: " + DIALECT
+                    + ": " + e.getMessage(), e);
+        }
+        String schema = parsed.getString(SCHEMA);
+        JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(parsed.getString(TABLE_PREFIX))
+                .inSchema(schema.isEmpty() ? null : schema);
+
+        HikariConfig pool = new HikariConfig();
+        pool.setPoolName("outbox-jdbc-" + POOLS.incrementAndGet());
+        pool.setJdbcUrl(url);
+        pool.setUsername(parsed.getString(USER));
+        Password password = parsed.getPassword(PASSWORD);
+        if (password != null) {
+            pool.setPassword(password.value());
+        }
+        pool.setMaximumPoolSize(parsed.getInt(POOL_SIZE));
+        pool.setAutoCommit(true);
+        pool.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        HikariDataSource dataSource = new HikariDataSource(pool);
+        JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource)
+                .tables(tables)
+                .dialect(dialect)
+                .maxPayloadBytes(parsed.getLong(MAX_PAYLOAD_BYTES))
+                .closeDataSource(true)
+                .build();
+        if (parsed.getBoolean(CREATE_SCHEMA)) {
+            try {
+                store.createSchema();
+            } catch (RuntimeException e) {
+                dataSource.close();
+                throw e;
+            }
+        }
+        return store;
+    }
+
+    private static void validateSchema(String name, Object value) {
+        String schema = (String) value;
+        if (schema != null && !schema.isEmpty()) {
+            validate(name, schema, () -> JdbcOutboxTables.defaults().inSchema(schema));
+        }
+    }
+
+    private static void validatePrefix(String name, Object value) {
+        if (value == null) {
+            throw new ConfigException(name, null, "must not be null");
+        }
+        validate(name, value, () -> JdbcOutboxTables.withPrefix((String) value));
+    }
+
+    private static void validate(String name, Object value, Runnable check) {
+        try {
+            check.run();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(name, value, e.getMessage());
+        }
+    }
+}

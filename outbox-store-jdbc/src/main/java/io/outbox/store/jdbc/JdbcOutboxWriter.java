@@ -1,0 +1,196 @@
+package io.outbox.store.jdbc;
+
+import io.outbox.spi.OutboxMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The enqueue helper (rule E4): writes outbox messages on the caller's own
+ * {@link java.sql.Connection}, inside the caller's transaction, next to the business change.
+ *
+ * <pre>{@code
+ * try (Connection c = dataSource.getConnection()) {
+ *     c.setAutoCommit(false);
+ *     insertOrder(c, order);                                   // the business change
+ *     writer.enqueue(c, OutboxMessage.create("orders", order.id(), json,
+ *             new StringSerializer(), new StringSerializer(), 16));
+ *     c.commit();                                              // both, or neither
+ * }
+ * // then, if the relay runs in this process: relay.wakeUp()
+ * }</pre>
+ *
+ * <p>The helper never commits, rolls back, closes the connection or changes its auto-commit mode:
+ * the caller's transaction boundary is what makes the enqueue atomic with the business change. A
+ * rollback, or any failure that makes the caller roll back (a business constraint violated in the
+ * same transaction, say), leaves no message behind. On a connection in auto-commit mode every
+ * message commits on its own as it is written, with no atomicity at all: use a transaction. It
+ * works the same under Spring's {@code @Transactional} or {@code JdbcTemplate} (pass the
+ * transaction's connection, e.g. from {@code DataSourceUtils.getConnection}) and in jOOQ (from
+ * {@code ConnectionProvider}).
+ *
+ * <p>Every message's payload ({@link OutboxMessage#payloadSize()}) is checked against
+ * {@link #maxPayloadBytes()} before anything is written (S10); a larger one fails the whole call
+ * with {@link io.outbox.spi.OutboxPayloadTooLargeException}. Messages are inserted in list order,
+ * several in one JDBC batch.
+ *
+ * <p>Order: a bucket is published in the order of the rows' auto-increment ids (S1), which the
+ * database assigns when a row is inserted, not when its transaction commits. Two transactions
+ * writing messages of the same key therefore keep their order when the second one cannot insert
+ * before the first commits: enqueue <em>after</em> the business write that locks the key's row
+ * (update the order, then enqueue its event), as the example above does.
+ *
+ * <p>Instances are immutable and thread-safe; one can serve every thread of an application.
+ */
+public final class JdbcOutboxWriter {
+
+    /** How many rows one {@code executeBatch} sends at most. */
+    private static final int BATCH_ROWS = 500;
+
+    private final JdbcOutboxTables tables;
+    private final long maxPayloadBytes;
+    private final JdbcDialect dialect;
+    private final Map<JdbcDialect, Sql> sqlByDialect = new EnumMap<>(JdbcDialect.class);
+
+    JdbcOutboxWriter(JdbcOutboxTables tables, long maxPayloadBytes, JdbcDialect dialect) {
+        this.tables = Objects.requireNonNull(tables, "tables must not be null");
+        this.maxPayloadBytes = JdbcOutboxStore.requirePayloadLimit(maxPayloadBytes);
+        this.dialect = dialect;
+        for (JdbcDialect d : JdbcDialect.values()) {
+            sqlByDialect.put(d, new Sql(d, tables));
+        }
+    }
+
+    /**
+     * A writer for the default tables and payload limit
+     * ({@value JdbcOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES} bytes); the dialect is read from each
+     * connection's metadata.
+     *
+     * @return the writer
+     */
+    public static JdbcOutboxWriter create() {
+        return create(JdbcOutboxTables.defaults(), JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES);
+    }
+
+    /**
+     * A writer for the given tables and payload limit; the dialect is read from each connection's
+     * metadata. Use the same settings as the relay's store, or {@link JdbcOutboxStore#writer()}.
+     *
+     * @param tables the table names; not null
+     * @param maxPayloadBytes the largest {@link OutboxMessage#payloadSize()} accepted, in bytes,
+     *     {@code >= 0}
+     * @return the writer
+     * @throws NullPointerException if {@code tables} is null
+     * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
+     */
+    public static JdbcOutboxWriter create(JdbcOutboxTables tables, long maxPayloadBytes) {
+        return new JdbcOutboxWriter(tables, maxPayloadBytes, null);
+    }
+
+    /**
+     * The tables this writer inserts into.
+     *
+     * @return the table names
+     */
+    public JdbcOutboxTables tables() {
+        return tables;
+    }
+
+    /**
+     * The largest payload this writer accepts.
+     *
+     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     */
+    public long maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /**
+     * Writes messages on the caller's connection, in the caller's transaction.
+     *
+     * @param connection the caller's open connection, normally with auto-commit off; not null;
+     *     never committed, rolled back, closed or reconfigured here
+     * @param messages the messages, in enqueue order; no null elements; none is a no-op
+     * @throws NullPointerException if an argument or a message is null
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     *     {@link #maxPayloadBytes()}; nothing is written then
+     * @throws SQLException if the insert fails (missing table, lost connection, ...); the caller
+     *     should roll back
+     */
+    public void enqueue(Connection connection, OutboxMessage... messages) throws SQLException {
+        enqueue(connection, List.of(messages));
+    }
+
+    /**
+     * Writes messages on the caller's connection, in the caller's transaction.
+     *
+     * @param connection the caller's open connection, normally with auto-commit off; not null;
+     *     never committed, rolled back, closed or reconfigured here
+     * @param messages the messages, in enqueue order; not null, no null elements; an empty list
+     *     is a no-op
+     * @throws NullPointerException if an argument or a message is null
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     *     {@link #maxPayloadBytes()}; nothing is written then
+     * @throws SQLException if the insert fails (missing table, lost connection, ...); the caller
+     *     should roll back
+     */
+    public void enqueue(Connection connection, List<? extends OutboxMessage> messages) throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        Objects.requireNonNull(messages, "messages must not be null");
+        for (OutboxMessage message : messages) {
+            Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(maxPayloadBytes);
+        }
+        if (messages.isEmpty()) {
+            return;
+        }
+        JdbcDialect d = dialect != null ? dialect : JdbcDialect.detect(connection);
+        try (PreparedStatement insert = connection.prepareStatement(sqlByDialect.get(d).insertMessage)) {
+            if (messages.size() == 1) {
+                bind(insert, d, messages.get(0));
+                insert.executeUpdate();
+                return;
+            }
+            int pending = 0;
+            for (OutboxMessage message : messages) {
+                bind(insert, d, message);
+                insert.addBatch();
+                if (++pending == BATCH_ROWS) {
+                    insert.executeBatch();
+                    pending = 0;
+                }
+            }
+            if (pending > 0) {
+                insert.executeBatch();
+            }
+        }
+    }
+
+    private static void bind(PreparedStatement insert, JdbcDialect dialect, OutboxMessage message)
+            throws SQLException {
+        insert.setInt(1, message.bucket());
+        dialect.setMessageId(insert, 2, message.messageId());
+        insert.setString(3, message.topic());
+        setBytesOrNull(insert, 4, message.key());
+        setBytesOrNull(insert, 5, message.value());
+        insert.setBytes(6, message.encodedHeaders());
+        if (message.partition() == null) {
+            insert.setNull(7, Types.INTEGER);
+        } else {
+            insert.setInt(7, message.partition());
+        }
+        insert.setLong(8, message.createdAt().toEpochMilli());
+    }
+
+    private static void setBytesOrNull(PreparedStatement insert, int index, byte[] bytes) throws SQLException {
+        if (bytes == null) {
+            insert.setNull(index, Types.VARBINARY);
+        } else {
+            insert.setBytes(index, bytes);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package io.outbox.store.jdbc;
+
+import java.util.Collections;
+
+/**
+ * The statements of one store: one dialect, one set of tables. Every identifier is quoted by the
+ * dialect from names {@link JdbcOutboxTables} validated; values are always bound as parameters.
+ * Immutable.
+ */
+final class Sql {
+
+    /** The message columns a batch reads, in this order. */
+    private static final String[] MESSAGE_COLUMNS =
+            {"message_id", "topic", "record_key", "record_value", "headers", "kafka_partition", "created_at"};
+
+    final JdbcDialect dialect;
+    final String messages;
+    final String leases;
+    final String relays;
+
+    final String insertMessage;
+    final String selectBatch;
+    final String firstBucketAtOrAbove;
+    final String pendingMetrics;
+    final String upsertHeartbeat;
+    final String selectHeartbeats;
+    final String selectLeases;
+    final String insertLeaseIfAbsent;
+    final String keepLease;
+    final String releaseLease;
+    final String claimLease;
+    final String deleteStaleHeartbeat;
+    final String selectOwned;
+    final String releaseAllLeases;
+    final String deleteHeartbeat;
+
+    Sql(JdbcDialect dialect, JdbcOutboxTables tables) {
+        this.dialect = dialect;
+        messages = dialect.qualified(tables, tables.messages());
+        leases = dialect.qualified(tables, tables.leases());
+        relays = dialect.qualified(tables, tables.relays());
+        String bucket = q("bucket");
+        String owner = q("owner");
+        String expiresAt = q("expires_at");
+
+        insertMessage = "INSERT INTO " + messages + " (" + bucket + ", " + columns(MESSAGE_COLUMNS) + ") VALUES ("
+                + placeholders(MESSAGE_COLUMNS.length + 1) + ")";
+        selectBatch = "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " WHERE "
+                + bucket + " = ? ORDER BY " + q("id") + " LIMIT ?";
+        // An index seek on (bucket, id): cheap enough for every acquire (S8).
+        firstBucketAtOrAbove = "SELECT " + bucket + " FROM " + messages + " WHERE " + bucket + " >= ? ORDER BY "
+                + bucket + " LIMIT 1";
+        pendingMetrics = "SELECT COUNT(*), MIN(" + q("created_at") + ") FROM " + messages;
+
+        upsertHeartbeat = dialect.upsertHeartbeat(relays);
+        selectHeartbeats = "SELECT " + q("relay_id") + ", " + q("last_seen") + " FROM " + relays;
+        deleteStaleHeartbeat = "DELETE FROM " + relays + " WHERE " + q("relay_id") + " = ? AND " + q("last_seen")
+                + " = ?";
+        deleteHeartbeat = "DELETE FROM " + relays + " WHERE " + q("relay_id") + " = ?";
+
+        selectLeases = "SELECT " + bucket + ", " + owner + ", " + expiresAt + " FROM " + leases + " WHERE " + bucket
+                + " < ?";
+        insertLeaseIfAbsent = dialect.insertLeaseIfAbsent(leases);
+        // Keep and release are fenced by owner and the expiry the relay saw; claim by "free or
+        // expired now". The database evaluates each condition atomically on one row (S5).
+        keepLease = "UPDATE " + leases + " SET " + expiresAt + " = ? WHERE " + bucket + " = ? AND " + owner
+                + " = ? AND " + expiresAt + " = ?";
+        releaseLease = "UPDATE " + leases + " SET " + owner + " = NULL WHERE " + bucket + " = ? AND " + owner
+                + " = ? AND " + expiresAt + " = ?";
+        claimLease = "UPDATE " + leases + " SET " + owner + " = ?, " + expiresAt + " = ? WHERE " + bucket
+                + " = ? AND (" + owner + " IS NULL OR " + expiresAt + " <= ?)";
+        selectOwned = "SELECT " + bucket + " FROM " + leases + " WHERE " + owner + " = ? AND " + expiresAt
+                + " > ? AND " + bucket + " < ? ORDER BY " + bucket;
+        releaseAllLeases = "UPDATE " + leases + " SET " + owner + " = NULL WHERE " + owner + " = ?";
+    }
+
+    /**
+     * Renews the listed leases that the relay still holds; parameters: new expiry, owner, now,
+     * then the buckets. Never shortens a lease (S5).
+     */
+    String renewLeases(int bucketCount) {
+        String expiresAt = q("expires_at");
+        return "UPDATE " + leases + " SET " + expiresAt + " = GREATEST(" + expiresAt + ", ?) WHERE " + q("owner")
+                + " = ? AND " + expiresAt + " > ? AND " + q("bucket") + " IN (" + placeholders(bucketCount) + ")";
+    }
+
+    /** Deletes rows of one bucket by id; parameters: bucket, then the ids. */
+    String deleteMessages(int idCount) {
+        return "DELETE FROM " + messages + " WHERE " + q("bucket") + " = ? AND " + q("id") + " IN ("
+                + placeholders(idCount) + ")";
+    }
+
+    /**
+     * Which of the given buckets hold a row: one index seek per bucket, in one statement (S3).
+     * Parameters: the buckets.
+     */
+    String bucketsWithRows(int bucketCount) {
+        String probe = "(SELECT " + q("bucket") + " FROM " + messages + " WHERE " + q("bucket") + " = ? LIMIT 1)";
+        return String.join(" UNION ALL ", Collections.nCopies(bucketCount, probe));
+    }
+
+    private String q(String column) {
+        return dialect.quote(column);
+    }
+
+    private String columns(String[] names) {
+        StringBuilder sb = new StringBuilder();
+        for (String name : names) {
+            if (sb.length() > 0) {
+                sb.append(", ");
+            }
+            sb.append(q(name));
+        }
+        return sb.toString();
+    }
+
+    private static String placeholders(int count) {
+        return String.join(", ", Collections.nCopies(count, "?"));
+    }
+}

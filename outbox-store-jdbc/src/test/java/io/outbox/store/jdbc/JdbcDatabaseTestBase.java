@@ -1,0 +1,335 @@
+package io.outbox.store.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the kit cannot say about a relational store, on one database: the enqueue helper inside a
+ * business transaction (commit, rollback, a constraint violation), relays with separate pools
+ * racing on fresh tables, exact relay-id comparison, chunked statements and the schema.
+ */
+abstract class JdbcDatabaseTestBase {
+
+    private static final String TOPIC = "orders";
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    private final List<String> prefixes = new ArrayList<>();
+    private final List<HikariDataSource> pools = new ArrayList<>();
+    private String prefix;
+    private HikariDataSource pool;
+    private JdbcOutboxStore store;
+    private String orders;
+
+    /** The database this run uses. */
+    abstract TestDatabase database();
+
+    /** The dialect the database must be detected as. */
+    abstract JdbcDialect expectedDialect();
+
+    @BeforeEach
+    void createTables() throws SQLException {
+        database().requireReachable();
+        prefix = freshTables();
+        pool = pool();
+        store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
+        orders = store.dialect().quote(prefix + "orders");
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + orders + " (id INTEGER NOT NULL PRIMARY KEY, item VARCHAR(50) NOT NULL)");
+        }
+    }
+
+    @AfterEach
+    void dropTables() throws SQLException {
+        if (orders != null) {
+            try (Connection c = database().connect(); Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + orders);
+            }
+        }
+        pools.forEach(HikariDataSource::close);
+        for (String p : prefixes) {
+            database().dropTables(p);
+        }
+    }
+
+    private String freshTables() {
+        String p = TestDatabase.uniquePrefix();
+        prefixes.add(p);
+        database().createTables(p);
+        return p;
+    }
+
+    private HikariDataSource pool() {
+        HikariDataSource p = database().newPool(2);
+        pools.add(p);
+        return p;
+    }
+
+    private static OutboxMessage message(int bucket, String value) {
+        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("k" + bucket).getBytes(StandardCharsets.UTF_8),
+                value.getBytes(StandardCharsets.UTF_8), List.of(), null, Instant.parse("2030-01-01T00:00:00Z"));
+    }
+
+    private void insertOrder(Connection c, int id, String item) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("INSERT INTO " + orders + " (id, item) VALUES (?, ?)")) {
+            s.setInt(1, id);
+            s.setString(2, item);
+            s.executeUpdate();
+        }
+    }
+
+    private int countOrders() throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("SELECT COUNT(*) FROM " + orders)) {
+            r.next();
+            return r.getInt(1);
+        }
+    }
+
+    private List<UUID> pendingIds(int bucket) {
+        return store.nextBatch(bucket, 10_000).stream().map(OutboxMessage::messageId).toList();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // E4: the enqueue helper inside the caller's transaction
+    // ---------------------------------------------------------------------------------------
+
+    @Test
+    void E4_aCommittedTransactionShowsTheBusinessRowAndItsMessages() throws SQLException {
+        OutboxMessage first = message(0, "placed");
+        OutboxMessage second = message(1, "paid");
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            insertOrder(c, 1, "book");
+            store.writer().enqueue(c, first, second);
+            c.commit();
+        }
+        assertThat(countOrders()).isEqualTo(1);
+        assertThat(pendingIds(0)).containsExactly(first.messageId());
+        assertThat(pendingIds(1)).containsExactly(second.messageId());
+    }
+
+    @Test
+    void E4_aRolledBackTransactionLeavesNeitherTheBusinessRowNorItsMessages() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            insertOrder(c, 1, "book");
+            store.writer().enqueue(c, List.of(message(0, "placed"), message(1, "paid")));
+            c.rollback();
+        }
+        assertThat(countOrders()).isZero();
+        assertThat(store.bucketsWithPending(List.of(0, 1))).isEmpty();
+    }
+
+    @Test
+    void E4_aBusinessConstraintViolationInTheSameTransactionLeavesNoMessage() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            insertOrder(c, 7, "book");
+            c.commit();
+        }
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                store.writer().enqueue(c, message(3, "placed again"));
+                assertThatThrownBy(() -> insertOrder(c, 7, "duplicate order"))
+                        .as("the business table's primary key refuses the second order 7")
+                        .isInstanceOf(SQLException.class);
+            } finally {
+                c.rollback();
+            }
+        }
+        assertThat(countOrders()).isEqualTo(1);
+        assertThat(store.bucketsWithPending(List.of(3))).as("the message enqueued before the violation").isEmpty();
+    }
+
+    @Test
+    void E4_theWriterNeitherCommitsNorClosesNorChangesAutoCommit() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            store.writer().enqueue(c, message(2, "uncommitted"));
+            assertThat(c.isClosed()).isFalse();
+            assertThat(c.getAutoCommit()).isFalse();
+            assertThat(store.bucketsWithPending(List.of(2))).as("invisible to the relay before the commit").isEmpty();
+            c.rollback();
+        }
+        assertThat(store.bucketsWithPending(List.of(2))).isEmpty();
+    }
+
+    @Test
+    void E4_aStandaloneWriterReadsTheDialectFromTheConnection() throws SQLException {
+        JdbcOutboxWriter writer = JdbcOutboxWriter.create(JdbcOutboxTables.withPrefix(prefix), 100);
+        OutboxMessage m = message(4, "standalone");
+        try (Connection c = pool.getConnection()) {
+            assertThat(JdbcDialect.detect(c)).isEqualTo(expectedDialect());
+            c.setAutoCommit(false);
+            writer.enqueue(c, m);
+            c.commit();
+        }
+        assertThat(pendingIds(4)).containsExactly(m.messageId());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Leases on a real server
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * S5 on fresh tables: relays with separate pools start at the same instant, all seeding the
+     * lease rows at once; each bucket goes to one relay at most, and nobody fails.
+     */
+    @Test
+    void S5_relaysWithSeparatePoolsRacingOnFreshTablesNeverShareABucket() throws Exception {
+        int relays = 6;
+        int buckets = 16;
+        Clock clock = Clock.fixed(Instant.parse("2030-06-01T00:00:00Z"), ZoneOffset.UTC);
+        ExecutorService threads = Executors.newFixedThreadPool(relays);
+        try {
+            for (int race = 0; race < 4; race++) {
+                String racePrefix = freshTables();
+                List<JdbcOutboxStore> stores = new ArrayList<>();
+                for (int i = 0; i < relays; i++) {
+                    stores.add(JdbcOutboxStore.builder(pool()).tablePrefix(racePrefix).clock(clock).build());
+                }
+                for (int round = 0; round < 2; round++) {
+                    CyclicBarrier start = new CyclicBarrier(relays);
+                    List<Future<List<Integer>>> results = new ArrayList<>();
+                    for (int i = 0; i < relays; i++) {
+                        JdbcOutboxStore relayStore = stores.get(i);
+                        String relayId = "racer-" + i;
+                        results.add(threads.submit(() -> {
+                            start.await(30, TimeUnit.SECONDS);
+                            return relayStore.acquireBucketLeases(LeaseRequest.of(relayId, buckets, LEASE));
+                        }));
+                    }
+                    Map<Integer, String> owners = new HashMap<>();
+                    for (int i = 0; i < relays; i++) {
+                        for (int bucket : results.get(i).get(60, TimeUnit.SECONDS)) {
+                            String other = owners.put(bucket, "racer-" + i);
+                            assertThat(other).as("race %d round %d: bucket %d owned by racer-%d and %s", race, round,
+                                    bucket, i, other).isNull();
+                        }
+                    }
+                }
+                try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                     ResultSet r = s.executeQuery("SELECT COUNT(*) FROM "
+                             + store.dialect().quote(racePrefix + "leases"))) {
+                    r.next();
+                    assertThat(r.getInt(1)).as("one lease row per bucket").isEqualTo(buckets);
+                }
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /** Relay ids are compared exactly: no case folding, trailing spaces count. */
+    @Test
+    void S5_relayIdsDifferingOnlyInCaseOrTrailingSpacesAreDifferentRelays() {
+        Clock clock = Clock.fixed(Instant.parse("2030-06-01T00:00:00Z"), ZoneOffset.UTC);
+        JdbcOutboxStore relays = JdbcOutboxStore.builder(pool).tablePrefix(prefix).clock(clock).build();
+        List<Integer> all = IntStream.range(0, 4).boxed().toList();
+        assertThat(relays.acquireBucketLeases(LeaseRequest.of("relay", 4, LEASE))).isEqualTo(all);
+        assertThat(relays.acquireBucketLeases(LeaseRequest.of("Relay", 4, LEASE))).isEmpty();
+        assertThat(relays.acquireBucketLeases(LeaseRequest.of("relay ", 4, LEASE))).isEmpty();
+        assertThat(relays.renewBucketLeases(new LeaseRequest("RELAY", 4, LEASE, all))).isEmpty();
+        relays.releaseBucketLeases("Relay");
+        assertThat(relays.renewBucketLeases(new LeaseRequest("relay", 4, LEASE, all))).isEqualTo(all);
+    }
+
+    @Test
+    void S8_theErrorNamesTheBucketsOutsideTheRange() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            store.writer().enqueue(c, message(3, "fine"), message(12, "outside"), message(9, "outside"),
+                    message(12, "outside"));
+            c.commit();
+        }
+        assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, LEASE)))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("bucket(s) [9, 12]")
+                .hasMessageContaining("outside [0, 8)");
+        assertThat(store.acquireBucketLeases(LeaseRequest.of("relay", 13, LEASE))).hasSize(13);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Chunked statements, schema, resources
+    // ---------------------------------------------------------------------------------------
+
+    /** More rows than one JDBC batch and one DELETE take, in one transaction. */
+    @Test
+    void S2_largeBatchesAreWrittenAndDeletedInChunks() throws SQLException {
+        List<OutboxMessage> many = IntStream.range(0, 2 * JdbcOutboxStore.DELETE_CHUNK + 3)
+                .mapToObj(i -> message(5, "m" + i)).toList();
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            store.writer().enqueue(c, many);
+            c.commit();
+        }
+        List<OutboxMessage> batch = store.nextBatch(5, many.size());
+        assertThat(batch).extracting(OutboxMessage::messageId)
+                .containsExactlyElementsOf(many.stream().map(OutboxMessage::messageId).toList());
+        store.markPublished(5, batch);
+        assertThat(store.bucketsWithPending(List.of(5))).isEmpty();
+    }
+
+    /** More buckets than one probe statement names. */
+    @Test
+    void S3_bucketsWithPendingProbesMoreBucketsThanOneStatementNames() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            store.writer().enqueue(c, message(3, "a"), message(600, "b"), message(1099, "c"));
+            c.commit();
+        }
+        List<Integer> asked = IntStream.range(0, 1100).boxed().toList();
+        assertThat(store.bucketsWithPending(asked)).containsExactly(3, 600, 1099);
+    }
+
+    @Test
+    void createSchemaIsIdempotentAndTheDialectIsDetected() {
+        store.createSchema();
+        store.createSchema();
+        assertThat(store.dialect()).isEqualTo(expectedDialect());
+        assertThat(store.bucketsWithPending(List.of(0))).isEmpty();
+    }
+
+    /** A store on the application's data source leaves it open on close. */
+    @Test
+    void closingAStoreLeavesTheApplicationsDataSourceOpen() throws SQLException {
+        store.close();
+        assertThat(pool.isClosed()).isFalse();
+        try (Connection c = pool.getConnection()) {
+            assertThat(c.isValid(5)).isTrue();
+        }
+        JdbcOutboxStore owning = JdbcOutboxStore.builder(pool()).tablePrefix(prefix).closeDataSource(true).build();
+        owning.close();
+        assertThat(((HikariDataSource) owning.dataSource()).isClosed()).isTrue();
+    }
+}

@@ -1,0 +1,89 @@
+package io.outbox.store.jdbc;
+
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import io.outbox.tck.OutboxStoreTck;
+import java.sql.Connection;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The store compatibility kit on one database. Every test gets its own tables (a unique prefix),
+ * created with {@link JdbcOutboxStore#createSchema()} and dropped afterwards; every store the kit
+ * opens has its own small HikariCP pool, as separate relay processes would, and reads the dialect
+ * from the connection.
+ */
+abstract class JdbcStoreTckBase extends OutboxStoreTck {
+
+    private String prefix;
+
+    /** The database this run uses. */
+    abstract TestDatabase database();
+
+    @Override
+    protected void createStorage() {
+        database().requireReachable();
+        prefix = TestDatabase.uniquePrefix();
+        database().createTables(prefix);
+    }
+
+    @Override
+    protected OutboxStore newStore(Clock clock) {
+        return JdbcOutboxStore.builder(database().newPool(4)).tablePrefix(prefix).clock(clock)
+                .closeDataSource(true).build();
+    }
+
+    @Override
+    protected void enqueue(OutboxStore store, List<OutboxMessage> messages) throws Exception {
+        JdbcOutboxStore jdbc = (JdbcOutboxStore) store;
+        try (Connection c = jdbc.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                jdbc.writer().enqueue(c, messages);
+                c.commit();
+            } catch (Exception e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) throws Exception {
+        JdbcOutboxStore jdbc = (JdbcOutboxStore) store;
+        try (Connection c = jdbc.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            jdbc.writer().enqueue(c, messages);
+            c.rollback();
+        }
+    }
+
+    /** The writer takes any bucket, as a writer configured with another bucket count would. */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message) throws Exception {
+        enqueue(store, List.of(message));
+    }
+
+    @Override
+    protected long maxPayloadBytes() {
+        return JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES;
+    }
+
+    @Override
+    protected String providerName() {
+        return JdbcOutboxStoreProvider.NAME;
+    }
+
+    @Override
+    protected Map<String, String> providerConfig() {
+        return database().providerConfig(prefix);
+    }
+
+    @Override
+    protected void dropStorage() throws Exception {
+        if (prefix != null) {
+            database().dropTables(prefix);
+        }
+    }
+}
