@@ -1,0 +1,699 @@
+package io.outbox.store.mongodb;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.or;
+
+import com.mongodb.MongoException;
+import com.mongodb.ReadPreference;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import io.outbox.spi.BucketLease;
+import io.outbox.spi.LeasePlan;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.bson.BsonBinary;
+import org.bson.BsonDocument;
+import org.bson.BsonNull;
+import org.bson.BsonValue;
+import org.bson.conversions.Bson;
+
+/**
+ * The MongoDB outbox store: the four-method {@link OutboxStore} SPI, lease renewal (C1), pending
+ * metrics (C2) and lease release (C3), plus the enqueue helper that writes messages inside the
+ * caller's {@link ClientSession} transaction (E4).
+ *
+ * <h2>Collections</h2>
+ * Named by {@link MongoOutboxOptions} ({@code <prefix>} defaults to {@code outbox_}):
+ * <ul>
+ *   <li>{@code <prefix>messages}: one document per pending message, {@code _id} the message id
+ *       (a UUID, binary subtype 4), then {@code bucket} (int32), {@code seq} (int64), {@code topic},
+ *       {@code key} and {@code value} (binary, or null: null and empty stay distinct),
+ *       {@code headers} (binary, {@link io.outbox.spi.OutboxHeaderCodec}), {@code partition}
+ *       (int32 or null) and {@code createdAt} (a BSON date, epoch milliseconds). Unique index
+ *       {@value #MESSAGES_INDEX} on {@code (bucket, seq)}: it orders {@link #nextBatch}, answers
+ *       {@link #bucketsWithPending} and the S8 probe, and refuses a reused sequence number.</li>
+ *   <li>{@code <prefix>sequences}: {@code {_id: bucket, seq: int64}}, the last sequence number
+ *       reserved in each bucket (E5).</li>
+ *   <li>{@code <prefix>leases}: {@code {_id: bucket, owner: relayId | null, expiresAt: int64}},
+ *       one document per bucket, seeded on first use.</li>
+ *   <li>{@code <prefix>relays}: {@code {_id: relayId, lastSeen: int64}}, the heartbeats.</li>
+ * </ul>
+ * All lease and heartbeat times are epoch milliseconds from the injected {@link Clock} (S11),
+ * never server time.
+ *
+ * <h2>Leases (S4, S4b, S5)</h2>
+ * {@link #acquireBucketLeases} follows {@link LeasePlan}: it upserts the heartbeat, reads all
+ * heartbeats and leases, and then sends every planned transition as one {@code updateOne}
+ * statement whose filter carries the condition, so the server decides every race:
+ * <ul>
+ *   <li>claim: {@code {_id: b, $or: [{owner: null}, {expiresAt: {$lte: now}}]}} &rarr;
+ *       {@code {$set: {owner: me, expiresAt: now + leaseDuration}}};</li>
+ *   <li>keep: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
+ *       {@code {$set: {expiresAt: max(observed, now + leaseDuration)}}};</li>
+ *   <li>release: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
+ *       {@code {$set: {owner: null}}};</li>
+ *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now}}} &rarr;
+ *       {@code {$max: {expiresAt: now + leaseDuration}}};</li>
+ *   <li>release all (C3): {@code {owner: me}} &rarr; {@code {$set: {owner: null}}}.</li>
+ * </ul>
+ * The statements of one call travel in one unordered bulk write (one round trip); each is atomic
+ * on its own. Missing lease documents are first seeded with {@code $setOnInsert} upserts; a
+ * duplicate key from a relay seeding the same bucket is ignored. Lease, heartbeat and counter
+ * writes use majority write concern; every read goes to the primary. The owned buckets are then
+ * read back from the store.
+ *
+ * <h2>Enqueue (E4, E5) and its ordering boundary</h2>
+ * {@link #enqueue(ClientSession, List)} first reserves each message's sequence number with one
+ * atomic {@code findOneAndUpdate({_id: bucket}, {$inc: {seq: n}}, upsert)} per bucket and call
+ * ({@code n} messages of one bucket get the contiguous range after the counter's previous value),
+ * with majority write concern, then inserts the documents with the caller's session, inside its
+ * transaction. The reservation runs <em>outside</em> the caller's transaction, on purpose: inside
+ * it, every concurrent transaction writing to a bucket would update the same counter document, so
+ * on a real server they would abort each other with write conflicts, and writers of unrelated keys
+ * that happen to share a bucket would serialize. Outside it, a reservation never conflicts; the
+ * price is a gap in the sequence when the transaction aborts or is retried, and gaps are harmless
+ * (only monotonicity matters).
+ *
+ * <p>Sequence order is reservation order. It equals commit order only for writers that serialize
+ * their writes to a key: two transactions that enqueue for the same key concurrently, without
+ * first writing a common document, may commit in the opposite order to their reservations, and
+ * the relay publishes in reservation order. To keep per-key order equal to commit order, make each
+ * transaction write the key's business document (which conflicts with any other open transaction
+ * writing it) <em>before</em> it calls {@code enqueue}.
+ *
+ * <h2>Payload limit (S10)</h2>
+ * A BSON document holds at most {@value #MAX_DOCUMENT_BYTES} bytes; the message document adds at
+ * most {@value #DOCUMENT_OVERHEAD_BYTES} bytes of field names, types, lengths and fixed fields
+ * (with a 249-character topic). The largest payload (key + value + encoded headers,
+ * {@link OutboxMessage#payloadSize()}) is therefore {@value #MAX_PAYLOAD_BYTES} bytes; a larger
+ * message fails at enqueue with {@link io.outbox.spi.OutboxPayloadTooLargeException} before
+ * anything, not even a sequence number, is written.
+ *
+ * <p>Instances are thread-safe (S12): they hold only immutable collection handles over a
+ * thread-safe {@link MongoClient}. A store made by {@link #create} does not own the client and
+ * {@link #close()} leaves it open; a store made by {@link MongoOutboxStoreProvider} owns its
+ * client and closes it.
+ */
+public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        AutoCloseable {
+
+    /** The largest BSON document a MongoDB server stores, in bytes: 16 MiB. */
+    public static final long MAX_DOCUMENT_BYTES = 16L * 1024 * 1024;
+
+    /**
+     * The most bytes a message document holds beyond the message's payload, in bytes: the document
+     * frame (5), {@code _id} (26), {@code bucket} (12), {@code seq} (13), {@code topic} with 249
+     * characters (261), {@code key} (10), {@code value} (12), {@code headers} (14),
+     * {@code partition} (15) and {@code createdAt} (19).
+     */
+    public static final long DOCUMENT_OVERHEAD_BYTES = 387;
+
+    /**
+     * The largest {@link OutboxMessage#payloadSize()} this store accepts, in bytes:
+     * {@link #MAX_DOCUMENT_BYTES} minus {@link #DOCUMENT_OVERHEAD_BYTES}, 16,776,829 bytes.
+     */
+    public static final long MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES - DOCUMENT_OVERHEAD_BYTES;
+
+    /** The name of the unique index on {@code (bucket, seq)} of the messages collection. */
+    public static final String MESSAGES_INDEX = "bucket_seq_unique";
+
+    private static final String OWNER = "owner";
+    private static final String EXPIRES_AT = "expiresAt";
+    private static final String LAST_SEEN = "lastSeen";
+    private static final String ID = MessageDocuments.ID;
+    private static final String BUCKET = MessageDocuments.BUCKET;
+    private static final String SEQ = MessageDocuments.SEQ;
+    private static final int UPSERT_ATTEMPTS = 3;
+    private static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
+
+    private final MongoClient client;
+    private final boolean ownsClient;
+    private final MongoOutboxOptions options;
+    private final Clock clock;
+    private final MongoCollection<BsonDocument> messages;
+    private final MongoCollection<BsonDocument> sequences;
+    private final MongoCollection<BsonDocument> leases;
+    private final MongoCollection<BsonDocument> relays;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private MongoOutboxStore(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
+        this.client = Objects.requireNonNull(client, "client must not be null");
+        this.options = Objects.requireNonNull(options, "options must not be null");
+        this.ownsClient = ownsClient;
+        this.clock = options.clock();
+        MongoDatabase database = client.getDatabase(options.database());
+        this.messages = database.getCollection(options.messagesCollection(), BsonDocument.class)
+                .withReadPreference(ReadPreference.primary());
+        this.sequences = coordination(database, options.sequencesCollection());
+        this.leases = coordination(database, options.leasesCollection());
+        this.relays = coordination(database, options.relaysCollection());
+    }
+
+    private static MongoCollection<BsonDocument> coordination(MongoDatabase database, String name) {
+        return database.getCollection(name, BsonDocument.class)
+                .withReadPreference(ReadPreference.primary())
+                .withWriteConcern(WriteConcern.MAJORITY);
+    }
+
+    /**
+     * Creates a store on the caller's client, which the store does not own: {@link #close()}
+     * leaves it open. When {@link MongoOutboxOptions#createIndexes()} is set (the default), the
+     * index is created first, idempotently.
+     *
+     * @param client the client; not null; its codec registry and UUID representation do not
+     *     matter, the store encodes its documents itself
+     * @param options the database, collection prefix, clock and index option; not null
+     * @return the store
+     * @throws NullPointerException if an argument is null
+     * @throws MongoException if the index cannot be created
+     */
+    public static MongoOutboxStore create(MongoClient client, MongoOutboxOptions options) {
+        return open(client, options, false);
+    }
+
+    /** A store that closes {@code client} when it is closed, for the provider. */
+    static MongoOutboxStore createOwning(MongoClient client, MongoOutboxOptions options) {
+        return open(client, options, true);
+    }
+
+    private static MongoOutboxStore open(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
+        MongoOutboxStore store = new MongoOutboxStore(client, options, ownsClient);
+        if (options.createIndexes()) {
+            store.ensureIndexes();
+        }
+        return store;
+    }
+
+    /**
+     * Creates the unique index {@value #MESSAGES_INDEX} on {@code (bucket, seq)} of the messages
+     * collection if it does not exist (creating the collection if needed). Idempotent; safe to
+     * call from several processes at once. The other collections need only their {@code _id}
+     * index.
+     *
+     * @throws MongoException on a database error, for example a missing privilege
+     */
+    public void ensureIndexes() {
+        messages.createIndex(Indexes.ascending(BUCKET, SEQ), new IndexOptions().unique(true).name(MESSAGES_INDEX));
+    }
+
+    /**
+     * The options this store was made with.
+     *
+     * @return the options; never null
+     */
+    public MongoOutboxOptions options() {
+        return options;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Enqueue (E4, E5)
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * Writes messages inside the caller's transaction (E4): they become visible when the caller
+     * commits, and never if it aborts. Each message's sequence number is reserved first, outside
+     * the transaction (see the class documentation for why and for the ordering boundary).
+     * Messages keep their order within each bucket.
+     *
+     * <p>Call it between {@code session.startTransaction()} and {@code commitTransaction()}, or
+     * inside {@code session.withTransaction(...)}, after the business writes. Use a session of
+     * the client this store was made on.
+     *
+     * @param session the caller's session with an active transaction; not null
+     * @param messages the messages; not null, no null elements; may be empty (no-op)
+     * @throws NullPointerException if an argument or element is null
+     * @throws IllegalStateException if the session has no active transaction
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written, not even a sequence number
+     * @throws MongoException on a database error; the caller's transaction should then be
+     *     aborted (a duplicate message id in the batch or in the store is reported as a
+     *     duplicate-key error)
+     */
+    public void enqueue(ClientSession session, List<? extends OutboxMessage> messages) {
+        Objects.requireNonNull(session, "session must not be null");
+        List<BsonDocument> documents = prepare(messages, () -> {
+            if (!session.hasActiveTransaction()) {
+                throw new IllegalStateException("the ClientSession has no active transaction: call "
+                        + "session.startTransaction() (or use session.withTransaction) before enqueue, or use "
+                        + "enqueue(messages) without a session for a write outside any transaction");
+            }
+        });
+        if (!documents.isEmpty()) {
+            this.messages.insertMany(session, documents);
+        }
+    }
+
+    /**
+     * Writes messages inside the caller's transaction; see {@link #enqueue(ClientSession, List)}.
+     *
+     * @param session the caller's session with an active transaction; not null
+     * @param messages the messages; no null elements
+     * @throws NullPointerException if an argument or element is null
+     * @throws IllegalStateException if the session has no active transaction
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written
+     * @throws MongoException on a database error
+     */
+    public void enqueue(ClientSession session, OutboxMessage... messages) {
+        enqueue(session, List.of(messages));
+    }
+
+    /**
+     * Writes messages without a transaction: for a standalone server, which has none, or for
+     * messages that are not tied to a business change. Nothing makes them atomic with any other
+     * write (E4 needs {@link #enqueue(ClientSession, List)}). Sequence numbers are reserved as
+     * there, then the documents are inserted with one ordered insert. Each document is written
+     * atomically, the batch is not: if the insert fails part-way, a prefix of the messages is
+     * stored, in order, and retrying the same messages fails with a duplicate-key error on the
+     * first one already stored (the document id is the message id).
+     *
+     * @param messages the messages; not null, no null elements; may be empty (no-op)
+     * @throws NullPointerException if the list or an element is null
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written, not even a sequence number
+     * @throws MongoException on a database error
+     */
+    public void enqueue(List<? extends OutboxMessage> messages) {
+        List<BsonDocument> documents = prepare(messages, () -> { });
+        if (!documents.isEmpty()) {
+            this.messages.insertMany(documents);
+        }
+    }
+
+    /**
+     * Writes messages without a transaction; see {@link #enqueue(List)}.
+     *
+     * @param messages the messages; no null elements
+     * @throws NullPointerException if an element is null
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written
+     * @throws MongoException on a database error
+     */
+    public void enqueue(OutboxMessage... messages) {
+        enqueue(List.of(messages));
+    }
+
+    /** Validates everything, then reserves sequence numbers and builds the documents. */
+    private List<BsonDocument> prepare(List<? extends OutboxMessage> batch, Runnable precondition) {
+        Objects.requireNonNull(batch, "messages must not be null");
+        precondition.run();
+        Map<Integer, Integer> countByBucket = new LinkedHashMap<>();
+        for (OutboxMessage message : batch) {
+            Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(MAX_PAYLOAD_BYTES);
+            countByBucket.merge(message.bucket(), 1, Integer::sum);
+        }
+        if (batch.isEmpty()) {
+            return List.of();
+        }
+        Map<Integer, Long> nextSeq = new HashMap<>();
+        countByBucket.forEach((bucket, count) -> nextSeq.put(bucket, reserve(bucket, count) - count + 1));
+        List<BsonDocument> documents = new ArrayList<>(batch.size());
+        for (OutboxMessage message : batch) {
+            long seq = nextSeq.merge(message.bucket(), 1L, Long::sum) - 1;
+            documents.add(MessageDocuments.toDocument(message, seq));
+        }
+        return documents;
+    }
+
+    /**
+     * Reserves {@code count} sequence numbers in a bucket with one atomic $inc; returns the last.
+     * It reads the counter as it was before the increment: that value is as atomic as the
+     * increment on every server, whereas mongo-java-server 1.47 encodes an "after" document
+     * outside its lock, so concurrent reservations there could see each other's increments.
+     */
+    private long reserve(int bucket, int count) {
+        FindOneAndUpdateOptions upsert = new FindOneAndUpdateOptions().upsert(true)
+                .returnDocument(ReturnDocument.BEFORE);
+        BsonDocument before = retryingDuplicateKeys(() -> sequences.findOneAndUpdate(eq(ID, bucket),
+                Updates.inc(SEQ, (long) count), upsert));
+        BsonValue last = before == null ? null : before.get(SEQ);
+        return (last == null ? 0 : last.asNumber().longValue()) + count;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Leases (S4-S8, C1, C3)
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Round trips: two index-backed S8 probes, the heartbeat upsert, one read of the
+     * heartbeats and one of the leases, the seeding upserts (only while lease documents are
+     * missing), one bulk write with every keep, release and claim, the deletion of stale
+     * heartbeats (rare), and the read-back.
+     *
+     * @throws OutboxMisconfigurationException if a message or a sequence counter exists in a
+     *     bucket {@code >= bucketCount}; the message names the bucket and the collection
+     */
+    @Override
+    public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        requireNothingOutside(request.bucketCount());
+        String me = request.relayId();
+        beat(me, now);
+        LeasePlan plan = LeasePlan.compute(request, now, readHeartbeats(), readLeases());
+        seed(plan.missingBuckets());
+        List<WriteModel<BsonDocument>> writes = new ArrayList<>();
+        for (BucketLease observed : plan.keep()) {
+            writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed),
+                    Updates.set(EXPIRES_AT, plan.renewedExpiry(observed))));
+        }
+        for (BucketLease observed : plan.release()) {
+            writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed), Updates.set(OWNER, BsonNull.VALUE)));
+        }
+        for (BucketLease observed : plan.claim()) {
+            writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()), or(eq(OWNER, null), lte(EXPIRES_AT, now))),
+                    Updates.combine(Updates.set(OWNER, me), Updates.set(EXPIRES_AT, plan.claimExpiry()))));
+        }
+        if (!writes.isEmpty()) {
+            leases.bulkWrite(writes, UNORDERED);
+        }
+        deleteStale(plan.staleRelays());
+        return owned(me, now, and(gte(ID, 0), lt(ID, request.bucketCount())));
+    }
+
+    private static Bson ownedAsObserved(String me, BucketLease observed) {
+        return and(eq(ID, observed.bucket()), eq(OWNER, me), eq(EXPIRES_AT, observed.expiresAtMillis()));
+    }
+
+    /** S8: messages or counters in a bucket the relays never lease mean a bucket-count mismatch. */
+    private void requireNothingOutside(int bucketCount) {
+        BsonDocument message = messages.find(gte(BUCKET, bucketCount))
+                .projection(Projections.fields(Projections.include(BUCKET), Projections.excludeId()))
+                .limit(1).first();
+        if (message != null) {
+            throw new OutboxMisconfigurationException("pending outbox messages in bucket "
+                    + message.get(BUCKET).asNumber().intValue() + " (collection " + options.database() + "."
+                    + options.messagesCollection() + "), outside [0, " + bucketCount
+                    + "): writers and relays disagree on bucketCount; give every writer and relay the same one");
+        }
+        BsonDocument counter = sequences.find(gte(ID, bucketCount)).limit(1).first();
+        if (counter != null) {
+            int bucket = counter.get(ID).asNumber().intValue();
+            throw new OutboxMisconfigurationException("a writer reserved sequence numbers in bucket " + bucket
+                    + " (collection " + options.database() + "." + options.sequencesCollection() + "), outside [0, "
+                    + bucketCount + "): writers and relays disagree on bucketCount; give every writer and relay "
+                    + "the same one. If the bucket count was lowered on purpose after every message was published, "
+                    + "delete the counter documents with _id >= " + bucketCount);
+        }
+    }
+
+    private void beat(String relayId, long now) {
+        retryingDuplicateKeys(() -> relays.updateOne(eq(ID, relayId), Updates.set(LAST_SEEN, now),
+                new UpdateOptions().upsert(true)));
+    }
+
+    private Map<String, Long> readHeartbeats() {
+        Map<String, Long> heartbeats = new HashMap<>();
+        for (BsonDocument relay : relays.find()) {
+            BsonValue lastSeen = relay.get(LAST_SEEN);
+            if (relay.isString(ID) && lastSeen != null && lastSeen.isNumber()) {
+                heartbeats.put(relay.getString(ID).getValue(), lastSeen.asNumber().longValue());
+            }
+        }
+        return heartbeats;
+    }
+
+    private List<BucketLease> readLeases() {
+        List<BucketLease> all = new ArrayList<>();
+        for (BsonDocument lease : leases.find()) {
+            try {
+                BsonValue owner = lease.get(OWNER);
+                all.add(new BucketLease(lease.get(ID).asNumber().intValue(),
+                        owner == null || owner.isNull() ? null : owner.asString().getValue(),
+                        lease.get(EXPIRES_AT).asNumber().longValue()));
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("corrupt lease document " + lease.toJson() + " in collection "
+                        + options.database() + "." + options.leasesCollection(), e);
+            }
+        }
+        return all;
+    }
+
+    /** Creates missing lease documents free; one from a concurrent relay is as good. */
+    private void seed(List<Integer> missing) {
+        if (missing.isEmpty()) {
+            return;
+        }
+        List<WriteModel<BsonDocument>> upserts = new ArrayList<>(missing.size());
+        for (int bucket : missing) {
+            upserts.add(new UpdateOneModel<>(eq(ID, bucket),
+                    Updates.combine(Updates.setOnInsert(OWNER, BsonNull.VALUE), Updates.setOnInsert(EXPIRES_AT, 0L)),
+                    new UpdateOptions().upsert(true)));
+        }
+        try {
+            leases.bulkWrite(upserts, UNORDERED);
+        } catch (MongoException e) {
+            if (!DuplicateKeys.only(e)) {
+                throw e;
+            }
+            // A concurrent relay inserted the same bucket first; any still missing is seeded next call.
+        }
+    }
+
+    private void deleteStale(Map<String, Long> stale) {
+        if (stale.isEmpty()) {
+            return;
+        }
+        List<WriteModel<BsonDocument>> deletes = new ArrayList<>(stale.size());
+        stale.forEach((relayId, lastSeen) -> deletes.add(new DeleteOneModel<>(and(eq(ID, relayId),
+                eq(LAST_SEEN, lastSeen)))));
+        relays.bulkWrite(deletes, UNORDERED);
+    }
+
+    private List<Integer> owned(String relayId, long now, Bson buckets) {
+        TreeSet<Integer> owned = new TreeSet<>();
+        for (BsonDocument lease : leases.find(and(buckets, eq(OWNER, relayId), gt(EXPIRES_AT, now)))
+                .projection(Projections.include(ID)).sort(Sorts.ascending(ID))) {
+            owned.add(lease.get(ID).asNumber().intValue());
+        }
+        return List.copyOf(owned);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One heartbeat upsert, one bulk write with a {@code $max} renewal per bucket, one
+     * read-back.
+     */
+    @Override
+    public List<Integer> renewBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        String me = request.relayId();
+        beat(me, now);
+        if (request.heldBuckets().isEmpty()) {
+            return List.of();
+        }
+        long extended = now + request.leaseDurationMillis();
+        List<WriteModel<BsonDocument>> renewals = new ArrayList<>();
+        for (int bucket : request.heldBuckets()) {
+            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gt(EXPIRES_AT, now)),
+                    Updates.max(EXPIRES_AT, extended)));
+        }
+        leases.bulkWrite(renewals, UNORDERED);
+        return owned(me, now, in(ID, request.heldBuckets()));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One {@code updateMany} fenced by owner, then the heartbeat's deletion.
+     */
+    @Override
+    public void releaseBucketLeases(String relayId) {
+        Objects.requireNonNull(relayId, "relayId must not be null");
+        leases.updateMany(eq(OWNER, relayId), Updates.set(OWNER, BsonNull.VALUE));
+        relays.deleteOne(eq(ID, relayId));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Messages (S1-S3, C2)
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One {@code distinct} over the {@code (bucket, seq)} index.
+     *
+     * @throws IllegalArgumentException if a bucket is negative
+     * @throws NullPointerException if the list or an element is null
+     */
+    @Override
+    public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        Objects.requireNonNull(buckets, "buckets must not be null");
+        TreeSet<Integer> asked = new TreeSet<>();
+        for (Integer bucket : buckets) {
+            requireBucket(Objects.requireNonNull(bucket, "buckets must not contain null"));
+            asked.add(bucket);
+        }
+        if (asked.isEmpty()) {
+            return List.of();
+        }
+        TreeSet<Integer> pending = new TreeSet<>();
+        for (BsonValue bucket : messages.distinct(BUCKET, in(BUCKET, asked), BsonValue.class)) {
+            int b = bucket.asNumber().intValue();
+            if (asked.contains(b)) {
+                pending.add(b);
+            }
+        }
+        return List.copyOf(pending);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One query on the {@code (bucket, seq)} index, sorted by {@code seq}.
+     *
+     * @throws IllegalStateException if a stored document is malformed (names it)
+     */
+    @Override
+    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        requireBucket(bucket);
+        if (maxCount < 1) {
+            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        String collection = options.database() + "." + options.messagesCollection();
+        for (BsonDocument document : messages.find(eq(BUCKET, bucket)).sort(Sorts.ascending(SEQ)).limit(maxCount)) {
+            batch.add(MessageDocuments.fromDocument(document, collection));
+        }
+        return List.copyOf(batch);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One {@code deleteMany} by {@code _id} (the message id) within the bucket.
+     *
+     * @throws IllegalArgumentException if a message belongs to another bucket
+     * @throws NullPointerException if the list or an element is null
+     */
+    @Override
+    public void markPublished(int bucket, List<OutboxMessage> published) {
+        requireBucket(bucket);
+        Objects.requireNonNull(published, "published must not be null");
+        List<UUID> ids = new ArrayList<>(published.size());
+        for (OutboxMessage message : published) {
+            Objects.requireNonNull(message, "published must not contain null");
+            if (message.bucket() != bucket) {
+                throw new IllegalArgumentException("message " + message.messageId() + " belongs to bucket "
+                        + message.bucket() + ", not to bucket " + bucket);
+            }
+            ids.add(message.messageId());
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        List<BsonBinary> keys = ids.stream().map(BsonBinary::new).toList();
+        messages.deleteMany(and(eq(BUCKET, bucket), in(ID, keys)));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One aggregation ({@code $group} with a count and {@code $min} of {@code createdAt}) over
+     * every pending message, limited by {@code maxTimeMS}: its cost grows with the backlog.
+     *
+     * @throws IllegalArgumentException if the timeout is not positive
+     * @throws com.mongodb.MongoExecutionTimeoutException when the timeout elapses
+     */
+    @Override
+    public PendingSnapshot pendingMetrics(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive but was " + timeout);
+        }
+        BsonDocument result = messages.aggregate(List.of(Aggregates.group(null, Accumulators.sum("count", 1),
+                        Accumulators.min("oldest", "$" + MessageDocuments.CREATED_AT))))
+                .maxTime(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS)
+                .first();
+        if (result == null) {
+            return new PendingSnapshot(0, null);
+        }
+        BsonValue oldest = result.get("oldest");
+        return new PendingSnapshot(result.get("count").asNumber().longValue(),
+                oldest != null && oldest.isDateTime() ? Instant.ofEpochMilli(oldest.asDateTime().getValue()) : null);
+    }
+
+    /**
+     * Closes the client if this store owns it (made by {@link MongoOutboxStoreProvider});
+     * otherwise does nothing. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true) && ownsClient) {
+            client.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MongoOutboxStore[" + options.database() + "." + options.collectionPrefix() + "*, ownsClient="
+                + ownsClient + "]";
+    }
+
+    private static void requireBucket(int bucket) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+    }
+
+    /** Runs an upsert again when a concurrent upsert of the same _id won the insert. */
+    private static <T> T retryingDuplicateKeys(Supplier<T> upsert) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return upsert.get();
+            } catch (MongoException e) {
+                if (attempt >= UPSERT_ATTEMPTS || !DuplicateKeys.only(e)) {
+                    throw e;
+                }
+            }
+        }
+    }
+}

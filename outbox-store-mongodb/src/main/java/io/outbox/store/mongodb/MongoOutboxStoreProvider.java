@@ -1,0 +1,160 @@
+package io.outbox.store.mongodb;
+
+import com.google.auto.service.AutoService;
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStoreProvider;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Provider of {@link MongoOutboxStore} under the name {@value #NAME}, found by
+ * {@link io.outbox.spi.OutboxStores#open(String, Map)}. Each call to {@link #create(Map)} opens a
+ * new {@code MongoClient} that the returned store owns and closes when it is closed. The store
+ * uses the system UTC clock.
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@value #CONNECTION_STRING}</td><td>password</td><td>(required)</td>
+ *       <td>the MongoDB connection string; may hold credentials and is never logged or echoed</td></tr>
+ *   <tr><td>{@value #DATABASE}</td><td>string</td><td>the connection string's database</td>
+ *       <td>the database of the outbox collections</td></tr>
+ *   <tr><td>{@value #COLLECTION_PREFIX}</td><td>string</td>
+ *       <td>{@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}</td>
+ *       <td>prefix of the four collection names</td></tr>
+ *   <tr><td>{@value #CREATE_INDEXES}</td><td>boolean</td><td>true</td>
+ *       <td>create the unique {@code (bucket, seq)} index on start, idempotently</td></tr>
+ * </table>
+ * Unknown keys are refused. Thread-safe.
+ */
+@AutoService(OutboxStoreProvider.class)
+public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
+
+    /** The provider name. */
+    public static final String NAME = "mongodb";
+
+    /** Setting: the MongoDB connection string (type password: it may hold credentials). Required. */
+    public static final String CONNECTION_STRING = "connection.string";
+
+    /** Setting: the database name. Defaults to the database in the connection string's path. */
+    public static final String DATABASE = "database";
+
+    /** Setting: the collection name prefix. */
+    public static final String COLLECTION_PREFIX = "collection.prefix";
+
+    /** Setting: whether to create the index on start. */
+    public static final String CREATE_INDEXES = "create.indexes";
+
+    private static final ConfigDef CONFIG = new ConfigDef()
+            .define(CONNECTION_STRING, ConfigDef.Type.PASSWORD, ConfigDef.NO_DEFAULT_VALUE, ConfigDef.Importance.HIGH,
+                    "The MongoDB connection string, for example mongodb://host1,host2/orders?replicaSet=rs0. "
+                            + "It may hold credentials; it is never logged. Put driver options such as timeoutMS, "
+                            + "tls or authSource here.")
+            .define(DATABASE, ConfigDef.Type.STRING, null, MongoOutboxStoreProvider::validateDatabase,
+                    ConfigDef.Importance.HIGH,
+                    "The database holding the outbox collections. Defaults to the database named in the "
+                            + "connection string's path; one of the two is required.")
+            .define(COLLECTION_PREFIX, ConfigDef.Type.STRING, MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX,
+                    MongoOutboxStoreProvider::validatePrefix, ConfigDef.Importance.MEDIUM,
+                    "Prefix of the collection names <prefix>messages, <prefix>sequences, <prefix>leases and "
+                            + "<prefix>relays. At most 64 characters of [A-Za-z0-9_.-]; may be empty.")
+            .define(CREATE_INDEXES, ConfigDef.Type.BOOLEAN, true, ConfigDef.Importance.LOW,
+                    "Whether to create the unique (bucket, seq) index of the messages collection on start "
+                            + "(idempotent). Turn off when indexes are managed elsewhere.");
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public MongoOutboxStoreProvider() {
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public ConfigDef configDef() {
+        return CONFIG;
+    }
+
+    /**
+     * Opens a store that owns a new {@code MongoClient}.
+     *
+     * @param config the settings (see the class documentation); not null
+     * @return a new store; close it to close its client
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or invalid; a bad
+     *     connection string is reported without its value or the driver's message, which could
+     *     echo a password
+     * @throws com.mongodb.MongoException if the index cannot be created (the server is
+     *     unreachable within the driver's server selection timeout, say)
+     */
+    @Override
+    public OutboxStore create(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        ConnectionString connectionString = connectionString(parsed.getPassword(CONNECTION_STRING).value());
+        String database = parsed.getString(DATABASE);
+        if (database == null) {
+            database = connectionString.getDatabase();
+        }
+        if (database == null) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
+                    + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
+        }
+        MongoOutboxOptions options;
+        try {
+            options = MongoOutboxOptions.builder(database)
+                    .collectionPrefix(parsed.getString(COLLECTION_PREFIX))
+                    .createIndexes(parsed.getBoolean(CREATE_INDEXES))
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                    + e.getMessage(), e);
+        }
+        MongoClient client = MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(connectionString)
+                .build());
+        try {
+            return MongoOutboxStore.createOwning(client, options);
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /** Parses the connection string without ever echoing it: it may hold a password. */
+    private static ConnectionString connectionString(String value) {
+        try {
+            return new ConnectionString(value);
+        } catch (IllegalArgumentException e) {
+            // Neither the value nor the driver's message (which can quote parts of it) is shown.
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: '"
+                    + CONNECTION_STRING + "' is not a valid MongoDB connection string (value hidden). Check that it "
+                    + "starts with mongodb:// or mongodb+srv://, names at least one host, and that the user name "
+                    + "and password are URL-encoded.");
+        }
+    }
+
+    private static void validateDatabase(String name, Object value) {
+        if (value != null) {
+            try {
+                MongoOutboxOptions.requireDatabaseName((String) value);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(name, value, e.getMessage());
+            }
+        }
+    }
+
+    private static void validatePrefix(String name, Object value) {
+        try {
+            MongoOutboxOptions.requireCollectionPrefix((String) value);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new ConfigException(name, value, e.getMessage());
+        }
+    }
+}

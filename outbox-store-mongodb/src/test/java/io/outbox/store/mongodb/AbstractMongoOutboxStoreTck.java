@@ -1,0 +1,94 @@
+package io.outbox.store.mongodb;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import io.outbox.tck.OutboxStoreTck;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The compatibility kit over {@link MongoOutboxStore}, for any server reachable by a connection
+ * string. Each test gets a fresh database; each {@link #newStore} call gets its own
+ * {@link MongoClient}, so the kit's simulated relays race through separate connections as separate
+ * processes would.
+ */
+abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
+
+    private final List<MongoClient> clients = new ArrayList<>();
+    private final Map<OutboxStore, MongoClient> clientOfStore = new IdentityHashMap<>();
+    private String database;
+
+    /** Where the server is. */
+    protected abstract String connectionString();
+
+    @Override
+    protected void createStorage() {
+        database = "tck_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    }
+
+    private MongoClient newClient() {
+        MongoClient client = MongoClients.create(connectionString());
+        synchronized (clients) {
+            clients.add(client);
+        }
+        return client;
+    }
+
+    @Override
+    protected OutboxStore newStore(Clock clock) {
+        MongoClient client = newClient();
+        MongoOutboxStore store = MongoOutboxStore.create(client, MongoOutboxOptions.builder(database).clock(clock).build());
+        synchronized (clients) {
+            clientOfStore.put(store, client);
+        }
+        return store;
+    }
+
+    /** The client a store of this test was made on, to start sessions on. */
+    protected final MongoClient clientOf(OutboxStore store) {
+        synchronized (clients) {
+            return clientOfStore.get(store);
+        }
+    }
+
+    /** S8 writer: the session-less helper, which also leaves the bucket's sequence counter. */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message) {
+        ((MongoOutboxStore) store).enqueue(message);
+    }
+
+    @Override
+    protected long maxPayloadBytes() {
+        return MongoOutboxStore.MAX_PAYLOAD_BYTES;
+    }
+
+    @Override
+    protected String providerName() {
+        return MongoOutboxStoreProvider.NAME;
+    }
+
+    @Override
+    protected Map<String, String> providerConfig() {
+        return Map.of(MongoOutboxStoreProvider.CONNECTION_STRING, connectionString(),
+                MongoOutboxStoreProvider.DATABASE, database);
+    }
+
+    @Override
+    protected void dropStorage() {
+        try (MongoClient client = MongoClients.create(connectionString())) {
+            client.getDatabase(database).drop();
+        } finally {
+            synchronized (clients) {
+                clients.forEach(MongoClient::close);
+                clients.clear();
+                clientOfStore.clear();
+            }
+        }
+    }
+}

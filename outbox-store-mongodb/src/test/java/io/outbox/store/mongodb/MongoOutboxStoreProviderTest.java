@@ -1,0 +1,119 @@
+package io.outbox.store.mongodb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStores;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Provider settings, their validation, secrecy of the connection string and client ownership. */
+class MongoOutboxStoreProviderTest {
+
+    private static final String PASSWORD = "s3cr3t-Pa55";
+
+    private String connectionString;
+
+    @BeforeEach
+    void locateServer() {
+        connectionString = InProcessMongo.connectionString();
+    }
+
+    private static OutboxStore open(Map<String, String> config) {
+        return OutboxStores.open(MongoOutboxStoreProvider.NAME, config);
+    }
+
+    private static List<String> messagesOf(Throwable thrown) {
+        List<String> messages = new ArrayList<>();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            messages.add(String.valueOf(t.getMessage()));
+            messages.add(t.toString());
+        }
+        return messages;
+    }
+
+    @Test
+    void discovery_theProviderIsFoundByName() {
+        assertThat(OutboxStores.provider("mongodb")).isInstanceOf(MongoOutboxStoreProvider.class);
+    }
+
+    @Test
+    void aStoreFromTheProviderUsesTheSettingsAndClosesItsOwnClient() {
+        MongoOutboxStore store = (MongoOutboxStore) open(Map.of("connection.string", connectionString,
+                "database", "provided", "collection.prefix", "app1_", "create.indexes", "false"));
+        assertThat(store.options().database()).isEqualTo("provided");
+        assertThat(store.options().messagesCollection()).isEqualTo("app1_messages");
+        assertThat(store.options().createIndexes()).isFalse();
+        assertThat(store.bucketsWithPending(List.of(0, 1))).isEmpty();
+        store.close();
+        assertThatThrownBy(() -> store.bucketsWithPending(List.of(0))).as("its client is closed")
+                .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void theDatabaseDefaultsToTheOneInTheConnectionString() {
+        try (MongoOutboxStore store = (MongoOutboxStore) open(Map.of("connection.string",
+                connectionString + "/fromuri"))) {
+            assertThat(store.options().database()).isEqualTo("fromuri");
+            assertThat(store.options().collectionPrefix()).isEqualTo(MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX);
+            assertThat(store.options().createIndexes()).isTrue();
+        }
+    }
+
+    @Test
+    void withoutAnyDatabaseTheErrorNamesTheSetting() {
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString)))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("'database'");
+    }
+
+    @Test
+    void theConnectionStringIsRequired() {
+        assertThatThrownBy(() -> open(Map.of("database", "db")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("connection.string");
+    }
+
+    @Test
+    void unknownSettingsAreRefused() {
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "db",
+                "colection.prefix", "x_")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("colection.prefix");
+    }
+
+    @Test
+    void anInvalidPrefixOrDatabaseNamesTheSetting() {
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "db",
+                "collection.prefix", "bad prefix")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("collection.prefix");
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "a.b")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("database");
+    }
+
+    @Test
+    void aBadConnectionStringIsReportedWithoutItsValue() {
+        for (String bad : List.of("mongodb://user:" + PASSWORD + "@host:notaport/db",
+                "mongodb://user:" + PASSWORD + "@@host/db", "http://user:" + PASSWORD + "@host/db",
+                "mongodb://user:" + PASSWORD + "%zz@host/db")) {
+            Throwable thrown = catchThrowable(() -> open(Map.of("connection.string", bad, "database", "db")));
+            assertThat(thrown).isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContaining("connection.string");
+            assertThat(messagesOf(thrown)).as("nothing of %s leaks", bad).noneMatch(m -> m.contains(PASSWORD));
+        }
+    }
+
+    @Test
+    void theConnectionStringIsAPasswordSettingAndHiddenWhenPrinted() {
+        ConfigDef definition = new MongoOutboxStoreProvider().configDef();
+        assertThat(definition.configKeys().get("connection.string").type).isEqualTo(ConfigDef.Type.PASSWORD);
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse("mongodb", definition,
+                Map.of("connection.string", "mongodb://u:" + PASSWORD + "@h/db"));
+        assertThat(parsed.toString()).doesNotContain(PASSWORD);
+    }
+}

@@ -1,0 +1,44 @@
+package io.outbox.store.mongodb;
+
+import com.mongodb.client.ClientSession;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import java.util.List;
+import org.testcontainers.junit.jupiter.Testcontainers;
+
+/**
+ * The whole compatibility kit on a real MongoDB replica set in Docker, with every message enqueued
+ * through the transactional helper inside a {@link ClientSession} transaction, so the kit's
+ * rollback test (E4) runs too. Skipped, with the reason, where Docker is not available.
+ */
+@Testcontainers(disabledWithoutDocker = true)
+class RealMongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
+
+    @Override
+    protected String connectionString() {
+        return RealMongo.connectionString();
+    }
+
+    @Override
+    protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
+        try (ClientSession session = clientOf(store).startSession()) {
+            session.startTransaction();
+            try {
+                ((MongoOutboxStore) store).enqueue(session, messages);
+            } catch (RuntimeException e) {
+                session.abortTransaction();
+                throw e;
+            }
+            session.commitTransaction();
+        }
+    }
+
+    @Override
+    protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
+        try (ClientSession session = clientOf(store).startSession()) {
+            session.startTransaction();
+            ((MongoOutboxStore) store).enqueue(session, messages);
+            session.abortTransaction();
+        }
+    }
+}
