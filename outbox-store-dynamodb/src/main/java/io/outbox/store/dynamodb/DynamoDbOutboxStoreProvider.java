@@ -7,6 +7,7 @@ import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStoreProvider;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
@@ -14,6 +15,7 @@ import org.apache.kafka.common.config.types.Password;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.retry.RetryMode;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
@@ -141,10 +143,11 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
      * Builds the client the settings describe.
      *
      * @param config parsed settings
+     * @param interceptors execution interceptors to add (tests count attempts with one)
      * @return a new client; the caller closes it
      * @throws OutboxMisconfigurationException on an unusable endpoint, region or credentials setting
      */
-    static DynamoDbClient buildClient(OutboxStoreConfig config) {
+    static DynamoDbClient buildClient(OutboxStoreConfig config, ExecutionInterceptor... interceptors) {
         DynamoDbClientBuilder builder = DynamoDbClient.builder()
                 .httpClientBuilder(UrlConnectionHttpClient.builder());
         String endpoint = config.getString(ENDPOINT);
@@ -168,7 +171,8 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         RetryMode mode = "adaptive".equals(config.getString(RETRY_MODE).toLowerCase(Locale.ROOT))
                 ? RetryMode.ADAPTIVE_V2 : RetryMode.STANDARD;
         int attempts = config.getInt(RETRY_MAX_ATTEMPTS);
-        builder.overrideConfiguration(o -> o.retryStrategy(mode).retryStrategy(b -> b.maxAttempts(attempts)));
+        builder.overrideConfiguration(o -> o.retryStrategy(mode).retryStrategy(b -> b.maxAttempts(attempts))
+                .executionInterceptors(List.of(interceptors)));
         try {
             return builder.build();
         } catch (SdkClientException e) {
