@@ -72,7 +72,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *   <li>{@code acquireBucketLeases}: 4 calls (counter probe Query, heartbeat PutItem, fleet Query,
  *       read-back Query) plus one UpdateItem per lease kept, released or claimed, plus one
  *       DeleteItem per stale heartbeat.</li>
- *   <li>{@code renewBucketLeases}: 1 PutItem plus 1 UpdateItem per bucket renewed.</li>
+ *   <li>{@code renewBucketLeases}: 1 PutItem plus 1 UpdateItem per bucket renewed (and a GetItem after a
+ *       refused one, only where the backend does not return the old item with the refusal).</li>
  *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
  *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).</li>
  *   <li>{@code markPublished}: one BatchWriteItem per 25 messages, plus retries of unprocessed items.</li>
@@ -386,8 +387,16 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
             return true;
         } catch (ConditionalCheckFailedException refused) {
             countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
-            return refused.hasItem() && !refused.item().isEmpty() && lease(refused.item()).isHeldBy(me, now);
+            Map<String, AttributeValue> old = refused.hasItem() ? refused.item() : currentLease(bucket);
+            return !old.isEmpty() && lease(old).isHeldBy(me, now);
         }
+    }
+
+    /** The lease item as stored now, for backends that do not return it with a refused write. */
+    private Map<String, AttributeValue> currentLease(int bucket) {
+        var response = client.getItem(r -> r.tableName(coordinationTable).key(CoordinationItems.leaseKey(bucket))
+                .consistentRead(true));
+        return response.hasItem() ? response.item() : Map.of();
     }
 
     @Override
@@ -542,6 +551,7 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
                     .keyConditionExpression("#pk = :counter")
                     .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK))
                     .expressionAttributeValues(Map.of(":counter", AttributeValue.fromS(CoordinationItems.COUNTER)))
+                    .consistentRead(true)
                     .exclusiveStartKey(start)
                     .overrideConfiguration(o -> o.apiCallTimeout(remaining(deadline, timeout)))
                     .build());
