@@ -16,7 +16,7 @@ TOOLS="$ROOT/.tools"
 RUN_DIR="$TOOLS/run"
 
 # The servers this suite needs. Each name has an ensure_<name> function below.
-NEEDS=(postgres mariadb jongodb)
+NEEDS=(postgres mariadb jongodb dynoxide)
 
 DYNOXIDE_PACKAGE="@dynoxide/linux-x64"
 DYNOXIDE_VERSION="1.2.1"

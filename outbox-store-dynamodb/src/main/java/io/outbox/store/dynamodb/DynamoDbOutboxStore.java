@@ -1,0 +1,623 @@
+package io.outbox.store.dynamodb;
+
+import static io.outbox.store.dynamodb.MessageItems.number;
+
+import io.outbox.spi.BucketLease;
+import io.outbox.spi.LeasePlan;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
+import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
+
+/**
+ * The outbox store on Amazon DynamoDB (AWS SDK v2): the four SPI methods plus renewal (C1),
+ * pending metrics (C2) and release (C3). Tables: see {@link DynamoDbOutboxTables}; enqueue with
+ * {@link #writer()} (rule E4).
+ *
+ * <h2>Leases (S4, S4b, S5, S6, S7)</h2>
+ * {@link #acquireBucketLeases} follows {@link LeasePlan}: it writes the relay's heartbeat, reads
+ * every heartbeat and lease in one strongly consistent Query, plans, then makes one conditional
+ * {@code UpdateItem} per lease transition, with the clock's epoch milliseconds (S11):
+ * <ul>
+ *   <li>keep: {@code SET expiresAt = :renewed} if {@code owner = :me AND expiresAt = :seen};</li>
+ *   <li>release: {@code REMOVE owner} if {@code owner = :me AND expiresAt = :seen};</li>
+ *   <li>claim: {@code SET owner = :me, expiresAt = :now+duration} if
+ *       {@code attribute_not_exists(owner) OR expiresAt <= :now} (this also creates a missing
+ *       lease item);</li>
+ *   <li>stale heartbeat: {@code DeleteItem} if {@code lastSeen = :seen}.</li>
+ * </ul>
+ * A {@code ConditionalCheckFailedException} means another relay moved first; it is counted in
+ * {@link #refusedConditionalWrites()} (DynamoDB bills such writes and traces them as errors) and
+ * the read-back decides what the relay owns. Relays that see the same membership plan disjoint
+ * writes, so a converged fleet makes none.
+ *
+ * <h2>Cost in calls</h2>
+ * <ul>
+ *   <li>{@code acquireBucketLeases}: 4 calls (counter probe Query, heartbeat PutItem, fleet Query,
+ *       read-back Query) plus one UpdateItem per lease kept, released or claimed, plus one
+ *       DeleteItem per stale heartbeat.</li>
+ *   <li>{@code renewBucketLeases}: 1 PutItem plus 1 UpdateItem per bucket renewed (and a GetItem after a
+ *       refused one, only where the backend does not return the old item with the refusal).</li>
+ *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
+ *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).</li>
+ *   <li>{@code markPublished}: one BatchWriteItem per 25 messages, plus retries of unprocessed items.</li>
+ *   <li>{@code bucketsWithPending}: one strongly consistent Query with {@code Limit 1} per distinct
+ *       bucket asked, {@link DynamoDbOutboxOptions#probeParallelism()} at a time. DynamoDB cannot
+ *       probe several partition keys in one call; each probe reads at most one item (1 RCU per 4 KB
+ *       of that item).</li>
+ *   <li>{@code pendingMetrics}: 1 Query over the counters, then per bucket that ever had a message
+ *       one Query per 1 MB of its backlog, strongly consistent: it reads every pending item
+ *       (1 RCU per 4 KB). Sample it rarely.</li>
+ * </ul>
+ *
+ * <h2>Errors</h2>
+ * Throttling ({@code ProvisionedThroughputExceededException}, {@code ThrottlingException}) and 5xx
+ * errors are retried by the client's retry strategy; what still fails propagates as an
+ * {@code SdkException}, which the relay treats as transient (R3). Nothing is lost: rows leave the
+ * table only through {@link #markPublished} (S9).
+ *
+ * <p>Thread-safe (S12). A store built on a caller's client leaves it open on {@link #close()}; one
+ * built by the provider closes its own.
+ */
+public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        AutoCloseable {
+
+    /**
+     * The largest payload (key + value + encoded headers) this store accepts, in bytes: DynamoDB's
+     * 400 KB item limit (409,600 bytes, attribute names and values included) minus 1,024 bytes for
+     * the item's other attributes (at most 418 bytes with a 249-character topic). 408,576 bytes.
+     */
+    public static final long MAX_PAYLOAD_BYTES = MessageItems.ITEM_SIZE_LIMIT - MessageItems.RESERVED_ITEM_BYTES;
+
+    /** BatchWriteItem takes at most this many requests. */
+    static final int BATCH_WRITE_LIMIT = 25;
+
+    private static final Logger LOG = LoggerFactory.getLogger(DynamoDbOutboxStore.class);
+    private static final long MAX_BACKOFF_MILLIS = 1_000;
+
+    private final DynamoDbClient client;
+    private final boolean ownsClient;
+    private final DynamoDbOutboxOptions options;
+    private final Clock clock;
+    private final String messagesTable;
+    private final String coordinationTable;
+    private final DynamoDbOutboxWriter writer;
+    private final ExecutorService probes;
+    private final AtomicLong refusedWrites = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * Creates a store on the caller's client; {@link #close()} leaves the client open.
+     *
+     * @param client the DynamoDB client; not null. Configure its retry strategy for throttling
+     *     (see the module README); the store adds retries only for unprocessed batch items.
+     * @param options table names, clock and probe parallelism; not null
+     */
+    public DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options) {
+        this(client, options, false);
+    }
+
+    DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
+        this.client = Objects.requireNonNull(client, "client must not be null");
+        this.options = Objects.requireNonNull(options, "options must not be null");
+        this.ownsClient = ownsClient;
+        this.clock = options.clock();
+        this.messagesTable = options.messagesTable();
+        this.coordinationTable = options.coordinationTable();
+        this.writer = new DynamoDbOutboxWriter(client, options);
+        this.probes = options.probeParallelism() == 1 ? null : probePool(options.probeParallelism());
+    }
+
+    private static ExecutorService probePool(int threads) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), task -> {
+                    Thread t = new Thread(task, "outbox-dynamodb-probe-" + count.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+
+    /**
+     * The enqueue helper on this store's client and tables (E4).
+     *
+     * @return the writer; thread-safe
+     */
+    public DynamoDbOutboxWriter writer() {
+        return writer;
+    }
+
+    /**
+     * The options this store was built with.
+     *
+     * @return the options
+     */
+    public DynamoDbOutboxOptions options() {
+        return options;
+    }
+
+    /**
+     * How many of this instance's conditional lease writes DynamoDB refused
+     * ({@code ConditionalCheckFailedException}) since it was created: claims lost to another relay,
+     * keeps and releases of leases that changed, renewals of lost leases, stale heartbeats that came
+     * back. A converged fleet adds none (S4b).
+     *
+     * @return the count, {@code >= 0}
+     */
+    public long refusedConditionalWrites() {
+        return refusedWrites.get();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Leases
+    // ---------------------------------------------------------------------------------------
+
+    @Override
+    public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        String me = request.relayId();
+        requireNoCountersFrom(request.bucketCount());
+        putHeartbeat(me, now);
+        Map<String, Long> heartbeats = new HashMap<>();
+        List<BucketLease> leases = new ArrayList<>();
+        readFleet(heartbeats, leases);
+        LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases);
+        for (BucketLease seen : plan.keep()) {
+            fencedUpdate(seen, me, "SET #expiresAt = :exp", Map.of(":exp", number(plan.renewedExpiry(seen))));
+        }
+        for (BucketLease seen : plan.release()) {
+            fencedUpdate(seen, me, "REMOVE #owner", Map.of());
+        }
+        for (BucketLease seen : plan.claim()) {
+            claim(seen.bucket(), me, now, plan.claimExpiry());
+        }
+        plan.staleRelays().forEach(this::deleteStaleHeartbeat);
+        return ownedLeases(me, now, request.bucketCount());
+    }
+
+    /** S8: a counter at or above bucketCount means some writer uses more buckets than this relay. */
+    private void requireNoCountersFrom(int bucketCount) {
+        QueryResponse response = client.query(QueryRequest.builder()
+                .tableName(coordinationTable)
+                .keyConditionExpression("#pk = :counter AND #sk >= :from")
+                .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK, "#sk", CoordinationItems.SK))
+                .expressionAttributeValues(Map.of(":counter", AttributeValue.fromS(CoordinationItems.COUNTER),
+                        ":from", AttributeValue.fromS(CoordinationItems.padded(bucketCount))))
+                .consistentRead(true)
+                .limit(1)
+                .build());
+        if (!response.items().isEmpty()) {
+            long bucket = MessageItems.requiredNumber(response.items().get(0), CoordinationItems.BUCKET);
+            throw new OutboxMisconfigurationException("a writer enqueued outbox messages into bucket " + bucket
+                    + " (table " + coordinationTable + " holds its sequence counter), outside [0, " + bucketCount
+                    + "): writers and relays disagree on bucketCount. Configure the same bucketCount everywhere; if"
+                    + " the count was lowered on purpose, drain those buckets and delete their counter items"
+                    + " (pk = \"counter\", sk >= \"" + CoordinationItems.padded(bucketCount) + "\").");
+        }
+    }
+
+    private void putHeartbeat(String relayId, long now) {
+        Map<String, AttributeValue> item = CoordinationItems.relayKey(relayId);
+        item.put(CoordinationItems.RELAY, AttributeValue.fromS(relayId));
+        item.put(CoordinationItems.LAST_SEEN, number(now));
+        client.putItem(r -> r.tableName(coordinationTable).item(item));
+    }
+
+    /** One strongly consistent Query returns every heartbeat and every lease. */
+    private void readFleet(Map<String, Long> heartbeats, List<BucketLease> leases) {
+        for (Map<String, AttributeValue> item : client.queryPaginator(fleetQuery(false, null, Map.of())).items()) {
+            String sk = MessageItems.required(item, CoordinationItems.SK).s();
+            if (sk.startsWith(CoordinationItems.LEASE_PREFIX)) {
+                leases.add(lease(item));
+            } else if (sk.startsWith(CoordinationItems.RELAY_PREFIX)) {
+                heartbeats.put(MessageItems.required(item, CoordinationItems.RELAY).s(),
+                        MessageItems.requiredNumber(item, CoordinationItems.LAST_SEEN));
+            }
+        }
+    }
+
+    /**
+     * A strongly consistent Query on the fleet partition: everything, or only the leases, optionally
+     * filtered (a filter saves transfer, not read capacity).
+     */
+    private QueryRequest fleetQuery(boolean leasesOnly, String filter, Map<String, AttributeValue> filterValues) {
+        Map<String, String> names = new HashMap<>();
+        Map<String, AttributeValue> values = new HashMap<>(filterValues);
+        names.put("#pk", CoordinationItems.PK);
+        values.put(":fleet", AttributeValue.fromS(CoordinationItems.FLEET));
+        String condition = "#pk = :fleet";
+        if (leasesOnly) {
+            names.put("#sk", CoordinationItems.SK);
+            values.put(":prefix", AttributeValue.fromS(CoordinationItems.LEASE_PREFIX));
+            condition += " AND begins_with(#sk, :prefix)";
+        }
+        if (filter != null) {
+            names.put("#owner", CoordinationItems.OWNER);
+            if (filter.contains("#expiresAt")) {
+                names.put("#expiresAt", CoordinationItems.EXPIRES_AT);
+            }
+        }
+        return QueryRequest.builder().tableName(coordinationTable).keyConditionExpression(condition)
+                .filterExpression(filter).expressionAttributeNames(names).expressionAttributeValues(values)
+                .consistentRead(true).build();
+    }
+
+    private static BucketLease lease(Map<String, AttributeValue> item) {
+        int bucket = Math.toIntExact(MessageItems.requiredNumber(item, CoordinationItems.BUCKET));
+        AttributeValue owner = item.get(CoordinationItems.OWNER);
+        AttributeValue expiresAt = item.get(CoordinationItems.EXPIRES_AT);
+        return new BucketLease(bucket, owner == null ? null : owner.s(),
+                expiresAt == null ? 0L : Long.parseLong(expiresAt.n()));
+    }
+
+    /** Keep or release: fenced by owner and the expiry last seen (S5). */
+    private boolean fencedUpdate(BucketLease seen, String me, String update, Map<String, AttributeValue> values) {
+        Map<String, AttributeValue> all = new HashMap<>(values);
+        all.put(":me", AttributeValue.fromS(me));
+        all.put(":seen", number(seen.expiresAtMillis()));
+        return conditionalUpdate(seen.bucket(), update, "#owner = :me AND #expiresAt = :seen", all);
+    }
+
+    private boolean claim(int bucket, String me, long now, long expiry) {
+        return conditionalUpdate(bucket, "SET #owner = :me, #expiresAt = :exp, #bucket = :b",
+                "attribute_not_exists(#owner) OR #expiresAt <= :now",
+                Map.of(":me", AttributeValue.fromS(me), ":exp", number(expiry), ":b", number(bucket),
+                        ":now", number(now)));
+    }
+
+    private boolean conditionalUpdate(int bucket, String update, String condition, Map<String, AttributeValue> values) {
+        try {
+            client.updateItem(leaseUpdate(bucket, update, condition, values).build());
+            return true;
+        } catch (ConditionalCheckFailedException refused) {
+            countRefused("lease of bucket " + bucket, condition);
+            return false;
+        }
+    }
+
+    private UpdateItemRequest.Builder leaseUpdate(int bucket, String update, String condition,
+                                                  Map<String, AttributeValue> values) {
+        Map<String, String> names = new HashMap<>();
+        names.put("#owner", CoordinationItems.OWNER);
+        names.put("#expiresAt", CoordinationItems.EXPIRES_AT);
+        if (update.contains("#bucket")) {
+            names.put("#bucket", CoordinationItems.BUCKET);
+        }
+        return UpdateItemRequest.builder().tableName(coordinationTable).key(CoordinationItems.leaseKey(bucket))
+                .updateExpression(update).conditionExpression(condition)
+                .expressionAttributeNames(names).expressionAttributeValues(values);
+    }
+
+    private void deleteStaleHeartbeat(String relayId, long lastSeen) {
+        try {
+            client.deleteItem(r -> r.tableName(coordinationTable).key(CoordinationItems.relayKey(relayId))
+                    .conditionExpression("#lastSeen = :seen")
+                    .expressionAttributeNames(Map.of("#lastSeen", CoordinationItems.LAST_SEEN))
+                    .expressionAttributeValues(Map.of(":seen", number(lastSeen))));
+        } catch (ConditionalCheckFailedException cameBack) {
+            countRefused("heartbeat of relay " + relayId, "lastSeen = " + lastSeen);
+        }
+    }
+
+    private void countRefused(String what, String condition) {
+        refusedWrites.incrementAndGet();
+        LOG.debug("conditional write on {} refused ({}): another relay moved first", what, condition);
+    }
+
+    /** The read-back: leases owned by the relay and unexpired at {@code now}, ascending. */
+    private List<Integer> ownedLeases(String me, long now, int bucketCount) {
+        QueryRequest query = fleetQuery(true, "#owner = :me AND #expiresAt > :now",
+                Map.of(":me", AttributeValue.fromS(me), ":now", number(now)));
+        TreeSet<Integer> owned = new TreeSet<>();
+        for (Map<String, AttributeValue> item : client.queryPaginator(query).items()) {
+            BucketLease lease = lease(item);
+            if (lease.bucket() < bucketCount && lease.isHeldBy(me, now)) {
+                owned.add(lease.bucket());
+            }
+        }
+        return List.copyOf(owned);
+    }
+
+    @Override
+    public List<Integer> renewBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        String me = request.relayId();
+        putHeartbeat(me, now);
+        long extended = now + request.leaseDurationMillis();
+        List<Integer> held = new ArrayList<>();
+        for (int bucket : request.heldBuckets()) {
+            if (renew(bucket, me, now, extended)) {
+                held.add(bucket);
+            }
+        }
+        return List.copyOf(held);
+    }
+
+    /**
+     * C1: extends an unexpired lease of the caller to {@code max(expiresAt, extended)}. DynamoDB has
+     * no max(), so the write only happens when it lengthens the lease; when it is refused, the old
+     * item tells whether the lease is still the caller's (already longer) or lost.
+     */
+    private boolean renew(int bucket, String me, long now, long extended) {
+        try {
+            client.updateItem(leaseUpdate(bucket, "SET #expiresAt = :exp",
+                    "#owner = :me AND #expiresAt > :now AND #expiresAt <= :exp",
+                    Map.of(":me", AttributeValue.fromS(me), ":now", number(now), ":exp", number(extended)))
+                    .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD).build());
+            return true;
+        } catch (ConditionalCheckFailedException refused) {
+            countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
+            Map<String, AttributeValue> old = refused.hasItem() ? refused.item() : currentLease(bucket);
+            return !old.isEmpty() && lease(old).isHeldBy(me, now);
+        }
+    }
+
+    /** The lease item as stored now, for backends that do not return it with a refused write. */
+    private Map<String, AttributeValue> currentLease(int bucket) {
+        var response = client.getItem(r -> r.tableName(coordinationTable).key(CoordinationItems.leaseKey(bucket))
+                .consistentRead(true));
+        return response.hasItem() ? response.item() : Map.of();
+    }
+
+    @Override
+    public void releaseBucketLeases(String relayId) {
+        LeaseRequest.requireRelayId(relayId);
+        QueryRequest query = fleetQuery(true, "#owner = :me", Map.of(":me", AttributeValue.fromS(relayId)));
+        List<BucketLease> mine = new ArrayList<>();
+        for (Map<String, AttributeValue> item : client.queryPaginator(query).items()) {
+            BucketLease lease = lease(item);
+            if (relayId.equals(lease.owner())) {
+                mine.add(lease);
+            }
+        }
+        for (BucketLease seen : mine) {
+            fencedUpdate(seen, relayId, "REMOVE #owner", Map.of());
+        }
+        client.deleteItem(r -> r.tableName(coordinationTable).key(CoordinationItems.relayKey(relayId)));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Messages
+    // ---------------------------------------------------------------------------------------
+
+    @Override
+    public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        Objects.requireNonNull(buckets, "buckets must not be null");
+        TreeSet<Integer> distinct = new TreeSet<>();
+        for (Integer bucket : buckets) {
+            requireBucket(Objects.requireNonNull(bucket, "buckets must not contain null"));
+            distinct.add(bucket);
+        }
+        List<Integer> pending = new ArrayList<>();
+        if (probes == null || distinct.size() == 1) {
+            for (int bucket : distinct) {
+                if (hasPending(bucket)) {
+                    pending.add(bucket);
+                }
+            }
+            return List.copyOf(pending);
+        }
+        Map<Integer, Future<Boolean>> probing = new LinkedHashMap<>();
+        for (int bucket : distinct) {
+            probing.put(bucket, probes.submit(() -> hasPending(bucket)));
+        }
+        try {
+            for (Map.Entry<Integer, Future<Boolean>> probe : probing.entrySet()) {
+                if (probe.getValue().get()) {
+                    pending.add(probe.getKey());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while probing outbox buckets", e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime
+                    : new IllegalStateException("probing outbox buckets failed", e.getCause());
+        } finally {
+            probing.values().forEach(f -> f.cancel(true));
+        }
+        return List.copyOf(pending);
+    }
+
+    private boolean hasPending(int bucket) {
+        return !client.query(bucketQuery(bucket).limit(1).projectionExpression("#bucket").build()).items().isEmpty();
+    }
+
+    private QueryRequest.Builder bucketQuery(int bucket) {
+        return QueryRequest.builder().tableName(messagesTable)
+                .keyConditionExpression("#bucket = :b")
+                .expressionAttributeNames(Map.of("#bucket", MessageItems.BUCKET))
+                .expressionAttributeValues(Map.of(":b", number(bucket)))
+                .consistentRead(true);
+    }
+
+    @Override
+    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        requireBucket(bucket);
+        if (maxCount < 1) {
+            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        Map<String, AttributeValue> start = null;
+        do {
+            QueryResponse page = client.query(bucketQuery(bucket).scanIndexForward(true)
+                    .limit(maxCount - batch.size()).exclusiveStartKey(start).build());
+            for (Map<String, AttributeValue> item : page.items()) {
+                batch.add(MessageItems.fromItem(messagesTable, item));
+            }
+            start = nextPage(page);
+        } while (start != null && batch.size() < maxCount);
+        return List.copyOf(batch);
+    }
+
+    @Override
+    public void markPublished(int bucket, List<OutboxMessage> published) {
+        requireBucket(bucket);
+        Objects.requireNonNull(published, "published must not be null");
+        TreeSet<Long> seqs = new TreeSet<>();
+        for (OutboxMessage m : published) {
+            if (!(m instanceof DynamoDbMessage stored) || stored.bucket() != bucket
+                    || !stored.table().equals(messagesTable)) {
+                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
+                        + " was not read from bucket " + bucket + " of table " + messagesTable);
+            }
+            seqs.add(stored.seq());
+        }
+        List<WriteRequest> deletes = new ArrayList<>(seqs.size());
+        for (long seq : seqs) {
+            deletes.add(WriteRequest.builder()
+                    .deleteRequest(DeleteRequest.builder().key(MessageItems.key(bucket, seq)).build()).build());
+        }
+        for (int from = 0; from < deletes.size(); from += BATCH_WRITE_LIMIT) {
+            deleteAll(deletes.subList(from, Math.min(deletes.size(), from + BATCH_WRITE_LIMIT)));
+        }
+    }
+
+    /** BatchWriteItem, then its UnprocessedItems again with capped exponential backoff, until done. */
+    private void deleteAll(List<WriteRequest> chunk) {
+        Map<String, List<WriteRequest>> pending = Map.of(messagesTable, List.copyOf(chunk));
+        long backoff = 25;
+        while (true) {
+            Map<String, List<WriteRequest>> request = pending;
+            BatchWriteItemResponse response = client.batchWriteItem(r -> r.requestItems(request));
+            if (!response.hasUnprocessedItems() || response.unprocessedItems().isEmpty()) {
+                return;
+            }
+            pending = response.unprocessedItems();
+            LOG.debug("{} outbox deletes unprocessed; retrying in {} ms",
+                    pending.values().stream().mapToInt(List::size).sum(), backoff);
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while deleting published outbox messages; the"
+                        + " remaining ones are published again later", e);
+            }
+            backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
+        }
+    }
+
+    @Override
+    public PendingSnapshot pendingMetrics(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive but was " + timeout);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<Integer> buckets = new ArrayList<>();
+        Map<String, AttributeValue> start = null;
+        do {
+            QueryResponse page = client.query(QueryRequest.builder().tableName(coordinationTable)
+                    .keyConditionExpression("#pk = :counter")
+                    .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK))
+                    .expressionAttributeValues(Map.of(":counter", AttributeValue.fromS(CoordinationItems.COUNTER)))
+                    .consistentRead(true)
+                    .exclusiveStartKey(start)
+                    .overrideConfiguration(o -> o.apiCallTimeout(remaining(deadline, timeout)))
+                    .build());
+            page.items().forEach(item -> buckets.add(
+                    Math.toIntExact(MessageItems.requiredNumber(item, CoordinationItems.BUCKET))));
+            start = nextPage(page);
+        } while (start != null);
+        long count = 0;
+        long oldest = Long.MAX_VALUE;
+        for (int bucket : buckets) {
+            start = null;
+            do {
+                QueryResponse page = client.query(bucketQuery(bucket)
+                        .projectionExpression("#createdAt")
+                        .expressionAttributeNames(Map.of("#bucket", MessageItems.BUCKET,
+                                "#createdAt", MessageItems.CREATED_AT))
+                        .exclusiveStartKey(start)
+                        .overrideConfiguration(o -> o.apiCallTimeout(remaining(deadline, timeout)))
+                        .build());
+                for (Map<String, AttributeValue> item : page.items()) {
+                    count++;
+                    oldest = Math.min(oldest, MessageItems.requiredNumber(item, MessageItems.CREATED_AT));
+                }
+                start = nextPage(page);
+            } while (start != null);
+        }
+        return new PendingSnapshot(count, count == 0 ? null : Instant.ofEpochMilli(oldest));
+    }
+
+    /** Where the next page starts, or null after the last page. */
+    private static Map<String, AttributeValue> nextPage(QueryResponse page) {
+        return page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;
+    }
+
+    private static Duration remaining(long deadline, Duration timeout) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw ApiCallTimeoutException.create(timeout.toMillis());
+        }
+        return Duration.ofNanos(left);
+    }
+
+    private static void requireBucket(int bucket) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+    }
+
+    /**
+     * Stops the probe threads and, when the provider built this store, closes its client.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            if (probes != null) {
+                probes.shutdownNow();
+            }
+            if (ownsClient) {
+                client.close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DynamoDbOutboxStore[" + options + ", ownsClient=" + ownsClient + "]";
+    }
+}

@@ -1,0 +1,196 @@
+package io.outbox.store.dynamodb;
+
+import com.google.auto.service.AutoService;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStoreProvider;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.types.Password;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.retry.RetryMode;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
+
+/**
+ * Provider of {@link DynamoDbOutboxStore} under the name {@value #NAME}. Each {@link #create} builds
+ * its own {@link DynamoDbClient} (URL-connection HTTP client, the retry strategy below) that the
+ * store owns and closes.
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@value #ENDPOINT}</td><td>string</td><td>none</td><td>endpoint URL, for an emulator or a
+ *       VPC endpoint; none means the region's public endpoint</td></tr>
+ *   <tr><td>{@value #REGION}</td><td>string</td><td>none</td><td>AWS region; none means the SDK's default
+ *       region chain ({@code AWS_REGION}, profile, instance metadata)</td></tr>
+ *   <tr><td>{@value #MESSAGES_TABLE}</td><td>string</td><td>{@code outbox_messages}</td><td>messages table</td></tr>
+ *   <tr><td>{@value #COORDINATION_TABLE}</td><td>string</td><td>{@code outbox_coordination}</td>
+ *       <td>coordination table</td></tr>
+ *   <tr><td>{@value #CREATE_TABLES}</td><td>boolean</td><td>false</td><td>create missing tables at
+ *       start-up and wait until ACTIVE</td></tr>
+ *   <tr><td>{@value #ACCESS_KEY_ID}</td><td>string</td><td>none</td><td>static credentials, with the
+ *       secret; none means the SDK's default credentials chain</td></tr>
+ *   <tr><td>{@value #SECRET_ACCESS_KEY}</td><td>password</td><td>none</td><td>the secret of the access
+ *       key; never logged</td></tr>
+ *   <tr><td>{@value #RETRY_MODE}</td><td>string</td><td>{@code standard}</td><td>{@code standard} or
+ *       {@code adaptive} (client-side rate limiting under throttling)</td></tr>
+ *   <tr><td>{@value #RETRY_MAX_ATTEMPTS}</td><td>int</td><td>10</td><td>attempts per call, the first
+ *       included, for throttling, 5xx and network errors</td></tr>
+ * </table>
+ */
+@AutoService(OutboxStoreProvider.class)
+public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
+
+    /** The provider name. */
+    public static final String NAME = "dynamodb";
+
+    /** Setting: endpoint URL override. */
+    public static final String ENDPOINT = "endpoint";
+    /** Setting: AWS region. */
+    public static final String REGION = "region";
+    /** Setting: messages table name. */
+    public static final String MESSAGES_TABLE = "messages.table";
+    /** Setting: coordination table name. */
+    public static final String COORDINATION_TABLE = "coordination.table";
+    /** Setting: create the tables at start-up. */
+    public static final String CREATE_TABLES = "create.tables";
+    /** Setting: static access key id. */
+    public static final String ACCESS_KEY_ID = "access.key.id";
+    /** Setting: static secret access key (a password: never logged). */
+    public static final String SECRET_ACCESS_KEY = "secret.access.key";
+    /** Setting: the SDK retry mode. */
+    public static final String RETRY_MODE = "retry.mode";
+    /** Setting: attempts per call. */
+    public static final String RETRY_MAX_ATTEMPTS = "retry.max.attempts";
+
+    /** Default of {@value #RETRY_MAX_ATTEMPTS}. */
+    public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 10;
+
+    private static final ConfigDef CONFIG = new ConfigDef()
+            .define(ENDPOINT, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
+                    "DynamoDB endpoint URL (an emulator, a VPC endpoint); unset for the region's public endpoint.")
+            .define(REGION, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
+                    "AWS region, for example eu-west-1; unset for the SDK's default region chain.")
+            .define(MESSAGES_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_MESSAGES_TABLE,
+                    ConfigDef.Importance.HIGH, "Name of the messages table.")
+            .define(COORDINATION_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_COORDINATION_TABLE,
+                    ConfigDef.Importance.HIGH, "Name of the coordination table (leases, heartbeats, counters).")
+            .define(CREATE_TABLES, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
+                    "Create missing tables (on-demand billing) at start-up and wait until they are ACTIVE.")
+            .define(ACCESS_KEY_ID, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
+                    "Static access key id; unset for the SDK's default credentials chain.")
+            .define(SECRET_ACCESS_KEY, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                    "Secret of the static access key; required with " + ACCESS_KEY_ID + ".")
+            .define(RETRY_MODE, ConfigDef.Type.STRING, "standard",
+                    ConfigDef.CaseInsensitiveValidString.in("standard", "adaptive"), ConfigDef.Importance.LOW,
+                    "SDK retry mode: standard, or adaptive to also rate-limit the client under throttling.")
+            .define(RETRY_MAX_ATTEMPTS, ConfigDef.Type.INT, DEFAULT_RETRY_MAX_ATTEMPTS, ConfigDef.Range.atLeast(1),
+                    ConfigDef.Importance.LOW, "Attempts per DynamoDB call, the first included, for throttling,"
+                            + " 5xx and network errors.");
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public DynamoDbOutboxStoreProvider() {
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public ConfigDef configDef() {
+        return CONFIG;
+    }
+
+    @Override
+    public OutboxStore create(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        DynamoDbOutboxOptions options;
+        try {
+            options = DynamoDbOutboxOptions.builder()
+                    .messagesTable(parsed.getString(MESSAGES_TABLE))
+                    .coordinationTable(parsed.getString(COORDINATION_TABLE))
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                    + e.getMessage(), e);
+        }
+        DynamoDbClient client = buildClient(parsed);
+        DynamoDbOutboxStore store = new DynamoDbOutboxStore(client, options, true);
+        try {
+            if (parsed.getBoolean(CREATE_TABLES)) {
+                DynamoDbOutboxTables.create(client, options);
+            }
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        return store;
+    }
+
+    /**
+     * Builds the client the settings describe.
+     *
+     * @param config parsed settings
+     * @param interceptors execution interceptors to add (tests count attempts with one)
+     * @return a new client; the caller closes it
+     * @throws OutboxMisconfigurationException on an unusable endpoint, region or credentials setting
+     */
+    static DynamoDbClient buildClient(OutboxStoreConfig config, ExecutionInterceptor... interceptors) {
+        DynamoDbClientBuilder builder = DynamoDbClient.builder()
+                .httpClientBuilder(UrlConnectionHttpClient.builder());
+        String endpoint = config.getString(ENDPOINT);
+        if (endpoint != null && !endpoint.isBlank()) {
+            builder.endpointOverride(endpointUri(endpoint));
+        }
+        String region = config.getString(REGION);
+        if (region != null && !region.isBlank()) {
+            builder.region(Region.of(region.trim()));
+        }
+        String accessKey = config.getString(ACCESS_KEY_ID);
+        Password secret = config.getPassword(SECRET_ACCESS_KEY);
+        if ((accessKey == null) != (secret == null)) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs both " + ACCESS_KEY_ID
+                    + " and " + SECRET_ACCESS_KEY + ", or neither (for the SDK's default credentials chain)");
+        }
+        if (accessKey != null) {
+            builder.credentialsProvider(StaticCredentialsProvider.create(
+                    AwsBasicCredentials.create(accessKey, secret.value())));
+        }
+        RetryMode mode = "adaptive".equals(config.getString(RETRY_MODE).toLowerCase(Locale.ROOT))
+                ? RetryMode.ADAPTIVE_V2 : RetryMode.STANDARD;
+        int attempts = config.getInt(RETRY_MAX_ATTEMPTS);
+        builder.overrideConfiguration(o -> o.retryStrategy(mode).retryStrategy(b -> b.maxAttempts(attempts))
+                .executionInterceptors(List.of(interceptors)));
+        try {
+            return builder.build();
+        } catch (SdkClientException e) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store cannot build its DynamoDB"
+                    + " client (set " + REGION + " if no default region is configured): " + e.getMessage(), e);
+        }
+    }
+
+    private static URI endpointUri(String endpoint) {
+        try {
+            URI uri = new URI(endpoint.trim());
+            if (uri.getScheme() == null || uri.getHost() == null) {
+                throw new URISyntaxException(endpoint, "expected a URL such as http://127.0.0.1:8000");
+            }
+            return uri;
+        } catch (URISyntaxException e) {
+            throw new OutboxMisconfigurationException("invalid setting " + ENDPOINT + "='" + endpoint + "' for the '"
+                    + NAME + "' outbox store: " + e.getMessage(), e);
+        }
+    }
+}

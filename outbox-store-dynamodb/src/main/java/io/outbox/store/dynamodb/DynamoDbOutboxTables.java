@@ -1,0 +1,166 @@
+package io.outbox.store.dynamodb;
+
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableDescription;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+
+/**
+ * The two tables of a DynamoDB outbox, as {@link CreateTableRequest}s to copy into infrastructure
+ * code, and {@link #create} to make them from the application or a test.
+ *
+ * <table>
+ *   <caption>Tables (both on-demand billing, no indexes, no TTL: pending rows never expire, S9)</caption>
+ *   <tr><th>table</th><th>partition key</th><th>sort key</th><th>other attributes</th></tr>
+ *   <tr><td>messages</td><td>{@code bucket} (N)</td><td>{@code seq} (N)</td>
+ *       <td>{@code id} S, {@code topic} S, {@code key} B, {@code value} B, {@code headers} B,
+ *       {@code partition} N, {@code createdAt} N</td></tr>
+ *   <tr><td>coordination</td><td>{@code pk} (S)</td><td>{@code sk} (S)</td>
+ *       <td>leases and heartbeats under {@code pk = "fleet"}, sequence counters under
+ *       {@code pk = "counter"}</td></tr>
+ * </table>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class DynamoDbOutboxTables {
+
+    /** How long {@link #create(DynamoDbClient, DynamoDbOutboxOptions)} waits for the tables to be ACTIVE. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+    private DynamoDbOutboxTables() {
+    }
+
+    /**
+     * The messages table: partition key {@code bucket} (N), sort key {@code seq} (N), on-demand.
+     *
+     * @param tableName the table name; not null
+     * @return the request; send it with {@code DynamoDbClient.createTable}
+     */
+    public static CreateTableRequest messagesTableRequest(String tableName) {
+        return request(tableName, MessageItems.BUCKET, ScalarAttributeType.N, MessageItems.SEQ, ScalarAttributeType.N);
+    }
+
+    /**
+     * The coordination table: partition key {@code pk} (S), sort key {@code sk} (S), on-demand.
+     *
+     * @param tableName the table name; not null
+     * @return the request; send it with {@code DynamoDbClient.createTable}
+     */
+    public static CreateTableRequest coordinationTableRequest(String tableName) {
+        return request(tableName, CoordinationItems.PK, ScalarAttributeType.S, CoordinationItems.SK,
+                ScalarAttributeType.S);
+    }
+
+    /**
+     * Creates both tables unless they exist, and waits until both are ACTIVE, at most
+     * {@link #DEFAULT_TIMEOUT}. Idempotent: safe to call from every instance at start-up.
+     *
+     * @param client the client; not null
+     * @param options the table names; not null
+     * @throws OutboxMisconfigurationException if a table exists with another key schema
+     * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
+     * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
+     */
+    public static void create(DynamoDbClient client, DynamoDbOutboxOptions options) {
+        create(client, options, DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * Creates both tables unless they exist, and waits until both are ACTIVE.
+     *
+     * @param client the client; not null
+     * @param options the table names; not null
+     * @param timeout how long to wait for each table; not null, positive
+     * @throws OutboxMisconfigurationException if a table exists with another key schema
+     * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
+     * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
+     */
+    public static void create(DynamoDbClient client, DynamoDbOutboxOptions options, Duration timeout) {
+        Objects.requireNonNull(client, "client must not be null");
+        Objects.requireNonNull(options, "options must not be null");
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        createAndAwait(client, messagesTableRequest(options.messagesTable()), timeout);
+        createAndAwait(client, coordinationTableRequest(options.coordinationTable()), timeout);
+    }
+
+    private static CreateTableRequest request(String tableName, String hashKey, ScalarAttributeType hashType,
+                                              String rangeKey, ScalarAttributeType rangeType) {
+        Objects.requireNonNull(tableName, "tableName must not be null");
+        return CreateTableRequest.builder()
+                .tableName(tableName)
+                .billingMode(BillingMode.PAY_PER_REQUEST)
+                .attributeDefinitions(
+                        AttributeDefinition.builder().attributeName(hashKey).attributeType(hashType).build(),
+                        AttributeDefinition.builder().attributeName(rangeKey).attributeType(rangeType).build())
+                .keySchema(
+                        KeySchemaElement.builder().attributeName(hashKey).keyType(KeyType.HASH).build(),
+                        KeySchemaElement.builder().attributeName(rangeKey).keyType(KeyType.RANGE).build())
+                .build();
+    }
+
+    private static void createAndAwait(DynamoDbClient client, CreateTableRequest request, Duration timeout) {
+        try {
+            client.createTable(request);
+        } catch (ResourceInUseException exists) {
+            // Created before, or being created by another instance: wait for it and check its keys.
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pause = 50;
+        while (true) {
+            TableDescription table = describeOrNull(client, request.tableName());
+            if (table != null && table.tableStatus() == TableStatus.ACTIVE) {
+                requireSameKeys(request, table);
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("outbox table " + request.tableName() + " is not ACTIVE after "
+                        + timeout + " (status " + (table == null ? "not found" : table.tableStatusAsString()) + ")");
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for outbox table " + request.tableName(), e);
+            }
+            pause = Math.min(2_000, pause * 2);
+        }
+    }
+
+    private static TableDescription describeOrNull(DynamoDbClient client, String tableName) {
+        try {
+            return client.describeTable(r -> r.tableName(tableName)).table();
+        } catch (ResourceNotFoundException notYetVisible) {
+            return null;
+        }
+    }
+
+    private static void requireSameKeys(CreateTableRequest expected, TableDescription actual) {
+        Map<String, String> want = keys(expected.keySchema(), expected.attributeDefinitions());
+        Map<String, String> have = keys(actual.keySchema(), actual.attributeDefinitions());
+        if (!want.equals(have)) {
+            throw new OutboxMisconfigurationException("table " + expected.tableName() + " exists with key schema "
+                    + have + " but the outbox needs " + want + "; use another table name or recreate it");
+        }
+    }
+
+    private static Map<String, String> keys(Iterable<KeySchemaElement> schema, Iterable<AttributeDefinition> types) {
+        Map<String, String> typeByName = new TreeMap<>();
+        types.forEach(d -> typeByName.put(d.attributeName(), d.attributeTypeAsString()));
+        Map<String, String> keys = new TreeMap<>();
+        schema.forEach(k -> keys.put(k.keyTypeAsString(), k.attributeName() + " (" + typeByName.get(k.attributeName())
+                + ")"));
+        return keys;
+    }
+}

@@ -1,0 +1,15 @@
+/**
+ * The outbox store on Amazon DynamoDB (AWS SDK v2).
+ *
+ * <ul>
+ *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxWriter}: the enqueue helper (rule E4); it
+ *       reserves per-bucket sequence numbers (E5) and yields {@code TransactWriteItem}s for the
+ *       caller's own {@code TransactWriteItems}.</li>
+ *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxStore}: the relay side, the four SPI methods
+ *       and capabilities C1 to C3, with conditional-write leases.</li>
+ *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxTables}: the two table definitions.</li>
+ *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxStoreProvider}: discovery under the name
+ *       {@code dynamodb}.</li>
+ * </ul>
+ */
+package io.outbox.store.dynamodb;

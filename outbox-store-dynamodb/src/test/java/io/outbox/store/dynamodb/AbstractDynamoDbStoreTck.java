@@ -1,0 +1,95 @@
+package io.outbox.store.dynamodb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import io.outbox.tck.OutboxStoreTck;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ConditionCheck;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
+
+/** The store compatibility kit on a DynamoDB backend; subclasses name the backend. */
+abstract class AbstractDynamoDbStoreTck extends OutboxStoreTck {
+
+    private DynamoDbClient admin;
+    private DynamoDbOutboxOptions tables;
+
+    /** The backend to run on. */
+    abstract DynamoDbBackend backend();
+
+    @Override
+    protected void createStorage() {
+        admin = backend().newClient();
+        tables = DynamoDbBackend.uniqueTables();
+        DynamoDbBackend.createTables(admin, tables);
+    }
+
+    /** A new client per store, as separate relay processes would have; the store closes it. */
+    @Override
+    protected OutboxStore newStore(Clock clock) {
+        return new DynamoDbOutboxStore(backend().newClient(), tables.toBuilder().clock(clock).build(), true);
+    }
+
+    @Override
+    protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
+        ((DynamoDbOutboxStore) store).writer().enqueue(messages);
+    }
+
+    /**
+     * A transaction holding the messages and a business ConditionCheck that fails: DynamoDB cancels
+     * it whole.
+     */
+    @Override
+    protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
+        TransactWriteItem failingCheck = TransactWriteItem.builder().conditionCheck(ConditionCheck.builder()
+                .tableName(tables.coordinationTable())
+                .key(Map.of("pk", AttributeValue.fromS("business"), "sk", AttributeValue.fromS(UUID.randomUUID().toString())))
+                .conditionExpression("attribute_exists(pk)")
+                .build()).build();
+        TransactionCanceledException cancelled = catchThrowableOfType(TransactionCanceledException.class,
+                () -> ((DynamoDbOutboxStore) store).writer().enqueue(List.of(failingCheck), messages));
+        assertThat(cancelled).as("the transaction is cancelled by the failing condition check").isNotNull();
+        assertThat(cancelled.cancellationReasons().get(0).code()).isEqualTo("ConditionalCheckFailed");
+    }
+
+    /** The writer takes any bucket, as a writer configured with more buckets would, counter included. */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message) {
+        ((DynamoDbOutboxStore) store).writer().enqueue(List.of(message));
+    }
+
+    @Override
+    protected long maxPayloadBytes() {
+        return DynamoDbOutboxStore.MAX_PAYLOAD_BYTES;
+    }
+
+    @Override
+    protected String providerName() {
+        return DynamoDbOutboxStoreProvider.NAME;
+    }
+
+    @Override
+    protected Map<String, String> providerConfig() {
+        return backend().providerConfig(tables);
+    }
+
+    @Override
+    protected void dropStorage() {
+        if (admin != null) {
+            try {
+                DynamoDbBackend.dropTables(admin, tables);
+            } finally {
+                admin.close();
+                admin = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.outbox.store.dynamodb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStores;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/** Provider settings: parsing, refusal of bad ones, and the client they build. No server needed. */
+class DynamoDbOutboxStoreProviderTest {
+
+    private static final DynamoDbOutboxStoreProvider PROVIDER = new DynamoDbOutboxStoreProvider();
+
+    private static Map<String, String> settings(String... keyValues) {
+        Map<String, String> map = new HashMap<>(Map.of("region", "eu-west-1", "endpoint", "http://127.0.0.1:1",
+                "access.key.id", "AKIDEXAMPLE", "secret.access.key", "wJalrXUtnFEMI-secret"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            if (keyValues[i + 1] == null) {
+                map.remove(keyValues[i]);
+            } else {
+                map.put(keyValues[i], keyValues[i + 1]);
+            }
+        }
+        return map;
+    }
+
+    private static OutboxStoreConfig parse(Map<String, String> settings) {
+        return OutboxStoreConfig.parse(DynamoDbOutboxStoreProvider.NAME, PROVIDER.configDef(), settings);
+    }
+
+    @Test
+    void isFoundByNameThroughServiceLoader() {
+        assertThat(OutboxStores.provider("dynamodb")).isInstanceOf(DynamoDbOutboxStoreProvider.class);
+    }
+
+    @Test
+    void unknownSettingsAreRefusedNamingTheKey() {
+        assertThatThrownBy(() -> PROVIDER.create(settings("messages.tabel", "x")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("messages.tabel");
+    }
+
+    @Test
+    void theSecretNeverShowsInTheParsedSettings() {
+        assertThat(parse(settings()).toString()).doesNotContain("wJalrXUtnFEMI-secret").contains("[hidden]");
+    }
+
+    @Test
+    void anAccessKeyNeedsItsSecretAndViceVersa() {
+        assertThatThrownBy(() -> PROVIDER.create(settings("secret.access.key", null)))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("secret.access.key");
+        assertThatThrownBy(() -> PROVIDER.create(settings("access.key.id", null)))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("access.key.id");
+    }
+
+    @Test
+    void badValuesAreRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> PROVIDER.create(settings("endpoint", "not a url")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("endpoint");
+        assertThatThrownBy(() -> PROVIDER.create(settings("retry.mode", "legacy")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("retry.mode");
+        assertThatThrownBy(() -> PROVIDER.create(settings("retry.max.attempts", "0")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("retry.max.attempts");
+        assertThatThrownBy(() -> PROVIDER.create(settings("messages.table", "x")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("messagesTable");
+    }
+
+    /** Against a closed port (a retryable connection error), the client makes exactly the configured attempts. */
+    @Test
+    void theClientMakesTheConfiguredNumberOfAttempts() {
+        for (String mode : List.of("standard", "ADAPTIVE")) {
+            AtomicInteger attempts = new AtomicInteger();
+            ExecutionInterceptor counter = new ExecutionInterceptor() {
+                @Override
+                public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                    attempts.incrementAndGet();
+                }
+            };
+            try (DynamoDbClient client = DynamoDbOutboxStoreProvider.buildClient(
+                    parse(settings("retry.mode", mode, "retry.max.attempts", "3")), counter)) {
+                assertThatThrownBy(() -> client.describeTable(r -> r.tableName("any")))
+                        .isInstanceOf(SdkClientException.class);
+            }
+            assertThat(attempts).as("attempts in %s mode", mode).hasValue(3);
+        }
+    }
+
+    @Test
+    void aStoreFromTheProviderOwnsItsClientAndOneOnTheCallersClientDoesNot() {
+        DelegatingDynamoDbClient owned = new DelegatingDynamoDbClient(null);
+        new DynamoDbOutboxStore(owned, DynamoDbOutboxOptions.defaults(), true).close();
+        assertThat(owned.closed).isTrue();
+        DelegatingDynamoDbClient callers = new DelegatingDynamoDbClient(null);
+        try (DynamoDbOutboxStore store = new DynamoDbOutboxStore(callers, DynamoDbOutboxOptions.defaults())) {
+            assertThat(store.options().messagesTable()).isEqualTo("outbox_messages");
+        }
+        assertThat(callers.closed).isFalse();
+    }
+}
