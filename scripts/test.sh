@@ -144,8 +144,11 @@ report_skipped() {
     [[ -z "$reports" ]] && return 0
     # shellcheck disable=SC2086
     perl -0777 -ne '
-        while (/<testcase\b([^>]*)>\s*<skipped(?:\s+message="([^"]*)")?/g) {
-            my ($attrs, $why) = ($1, $2 // "no reason given");
+        while (/<testcase\b([^>]*)>\s*<skipped((?:\s+\w+="[^"]*")*)\s*(?:\/>|>(?:<!\[CDATA\[)?([^\n<]*))/g) {
+            my ($attrs, $skipAttrs, $body) = ($1, $2, $3);
+            my ($why) = $skipAttrs =~ /\bmessage="([^"]*)"/;
+            if (!defined $why && defined $body) { ($why = $body) =~ s/^[\w.]+Exception: //; }
+            $why = "no reason given" if !defined $why || $why eq "";
             my ($name) = $attrs =~ /\bname="([^"]*)"/;
             my ($class) = $attrs =~ /\bclassname="([^"]*)"/;
             $why =~ s/&quot;/"/g; $why =~ s/&apos;/\x27/g; $why =~ s/&lt;/</g; $why =~ s/&gt;/>/g; $why =~ s/&amp;/&/g;

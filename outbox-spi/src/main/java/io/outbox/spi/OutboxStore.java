@@ -10,7 +10,8 @@ import java.util.List;
  * <p>The enqueue side is not part of this interface: each store offers a helper that writes
  * messages inside the caller's own transaction (rule E4).
  *
- * <p>Contract, by rule id (see the project's design document; {@code outbox-tck} tests each rule):
+ * <p>Contract, by rule id (the README's "Contract rules" lists them all; {@code outbox-tck} tests
+ * each):
  * <ul>
  *   <li>S1 {@link #nextBatch} returns at most {@code maxCount} pending messages of the bucket,
  *       oldest (enqueue order) first.</li>
@@ -54,9 +55,10 @@ public interface OutboxStore {
      *     last successful call; not null
      * @return the buckets this relay owns after the call, read back from the store, ascending,
      *     immutable; possibly empty
-     * @throws OutboxMisconfigurationException if pending rows (or the store's own bookkeeping)
-     *     exist in a bucket outside {@code [0, bucketCount)} (S8): a writer and the relay disagree
-     *     on the bucket count
+     * @throws OutboxMisconfigurationException if pending message rows (or sequence counters a
+     *     writer left) exist in a bucket outside {@code [0, bucketCount)} (S8): a writer and the
+     *     relay disagree on the bucket count. Lease rows outside the range (left by relays
+     *     configured with more buckets) are not an error; they are ignored and never returned.
      * @throws RuntimeException on a database error; transient, the relay retries
      */
     List<Integer> acquireBucketLeases(LeaseRequest request);
@@ -64,9 +66,10 @@ public interface OutboxStore {
     /**
      * Which of the given buckets hold pending messages (S3).
      *
-     * @param buckets the buckets to probe; not null, each {@code >= 0}; may be empty
+     * @param buckets the buckets to probe; not null, each {@code >= 0}; may be empty and may
+     *     repeat a bucket
      * @return exactly those of {@code buckets} that hold at least one pending message, ascending,
-     *     distinct, immutable
+     *     each once, immutable
      * @throws RuntimeException on a database error; transient
      */
     List<Integer> bucketsWithPending(List<Integer> buckets);

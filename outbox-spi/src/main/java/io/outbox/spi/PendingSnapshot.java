@@ -6,8 +6,8 @@ import java.time.Instant;
  * The store's backlog at one moment (capability C2).
  *
  * @param pendingCount the number of pending messages in all buckets, {@code >= 0}
- * @param oldestCreatedAt the creation time of the oldest pending message, or null when there are
- *     none or the store cannot tell
+ * @param oldestCreatedAt the creation time of the oldest pending message, or null exactly when
+ *     there are none
  */
 public record PendingSnapshot(long pendingCount, Instant oldestCreatedAt) {
 

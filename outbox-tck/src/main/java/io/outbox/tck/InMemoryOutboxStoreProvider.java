@@ -1,16 +1,24 @@
 package io.outbox.tck;
 
 import com.google.auto.service.AutoService;
+import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStoreProvider;
 import java.time.Clock;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import org.apache.kafka.common.config.ConfigDef;
 
 /**
- * Provider of {@link InMemoryOutboxStore} under the name {@value #NAME}. Every call to
- * {@link #create(Map)} returns a new, empty, independent store on the system UTC clock.
+ * Provider of {@link InMemoryOutboxStore} under the name {@value #NAME}. Without the
+ * {@value #NAME_CONFIG} setting every call to {@link #create(Map)} returns a new, empty,
+ * independent store on the system UTC clock; with it, the store {@linkplain #register registered}
+ * under that name in this JVM, so that code opening stores by name (a relay configured from
+ * properties, the compatibility kit) reaches a store the application or test made itself.
  */
 @AutoService(OutboxStoreProvider.class)
 public final class InMemoryOutboxStoreProvider implements OutboxStoreProvider {
@@ -18,13 +26,21 @@ public final class InMemoryOutboxStoreProvider implements OutboxStoreProvider {
     /** The provider name. */
     public static final String NAME = "memory";
 
+    /** Setting: the name of a registered store to return instead of a new one. */
+    public static final String NAME_CONFIG = "name";
+
     /** Setting: the largest payload accepted, in bytes. */
     public static final String MAX_PAYLOAD_BYTES = "max.payload.bytes";
 
     private static final ConfigDef CONFIG = new ConfigDef()
             .define(MAX_PAYLOAD_BYTES, ConfigDef.Type.LONG, InMemoryOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES,
                     ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
-                    "The largest payload (key + value + encoded headers) the store accepts, in bytes.");
+                    "The largest payload (key + value + encoded headers) the store accepts, in bytes.")
+            .define(NAME_CONFIG, ConfigDef.Type.STRING, null, ConfigDef.Importance.LOW,
+                    "The name of a store registered with InMemoryOutboxStoreProvider.register in this JVM; "
+                            + "when set, that store is returned (and max.payload.bytes is ignored).");
+
+    private static final ConcurrentMap<String, InMemoryOutboxStore> REGISTERED = new ConcurrentHashMap<>();
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public InMemoryOutboxStoreProvider() {
@@ -43,6 +59,36 @@ public final class InMemoryOutboxStoreProvider implements OutboxStoreProvider {
     @Override
     public OutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
-        return new InMemoryOutboxStore(Clock.systemUTC(), parsed.getLong(MAX_PAYLOAD_BYTES));
+        String name = parsed.getString(NAME_CONFIG);
+        if (name == null) {
+            return new InMemoryOutboxStore(Clock.systemUTC(), parsed.getLong(MAX_PAYLOAD_BYTES));
+        }
+        InMemoryOutboxStore store = REGISTERED.get(name);
+        if (store == null) {
+            throw new OutboxMisconfigurationException("no in-memory outbox store is registered as '" + name
+                    + "'; registered: " + new TreeSet<>(REGISTERED.keySet()));
+        }
+        return store;
+    }
+
+    /**
+     * Registers a store under a name, so that {@code OutboxStores.open("memory", Map.of("name",
+     * name))} returns it. A later registration under the same name replaces the earlier one.
+     *
+     * @param name the name; not null
+     * @param store the store; not null
+     */
+    public static void register(String name, InMemoryOutboxStore store) {
+        REGISTERED.put(Objects.requireNonNull(name, "name must not be null"),
+                Objects.requireNonNull(store, "store must not be null"));
+    }
+
+    /**
+     * Removes a registration; a no-op when there is none.
+     *
+     * @param name the name; not null
+     */
+    public static void unregister(String name) {
+        REGISTERED.remove(Objects.requireNonNull(name, "name must not be null"));
     }
 }

@@ -13,7 +13,7 @@ import java.util.Objects;
  *     10 ms
  * @param contentionRelays how many relays, each with its own store instance, race in the
  *     exclusivity test (S5), {@code >= 2}
- * @param contentionRounds how many acquire rounds each of them makes, {@code >= 10}
+ * @param contentionRounds how many acquire rounds each of them makes, {@code >= 40}
  * @param orderingMessages how many messages the ordering test (S1) enqueues, {@code >= 10}
  * @param concurrencyTimeout the wall-clock limit for a multi-threaded test; not null, positive
  */
@@ -36,7 +36,7 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
         Objects.requireNonNull(leaseDuration, "leaseDuration must not be null");
         require(leaseDuration.toMillis() >= 10, "leaseDuration must be at least 10 ms but was " + leaseDuration);
         require(contentionRelays >= 2, "contentionRelays must be >= 2 but was " + contentionRelays);
-        require(contentionRounds >= 10, "contentionRounds must be >= 10 but was " + contentionRounds);
+        require(contentionRounds >= 40, "contentionRounds must be >= 40 but was " + contentionRounds);
         require(orderingMessages >= 10, "orderingMessages must be >= 10 but was " + orderingMessages);
         Objects.requireNonNull(concurrencyTimeout, "concurrencyTimeout must not be null");
         require(!concurrencyTimeout.isNegative() && !concurrencyTimeout.isZero(),
@@ -57,7 +57,7 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
      * The same environment with other contention settings, for a slow backend.
      *
      * @param relays relays racing in the exclusivity test, {@code >= 2}
-     * @param rounds rounds per relay, {@code >= 10}
+     * @param rounds rounds per relay, {@code >= 40}
      * @return a new environment
      */
     public TckEnvironment withContention(int relays, int rounds) {

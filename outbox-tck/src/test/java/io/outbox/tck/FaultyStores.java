@@ -34,7 +34,11 @@ final class FaultyStores {
         /** {@code markPublished} deletes the whole batch it last returned, not just the given prefix. */
         DELETES_BEYOND_THE_PREFIX,
         /** Rows in buckets the relay cannot claim are deleted silently instead of failing loudly. */
-        DROPS_ROWS_IN_UNKNOWN_BUCKETS
+        DROPS_ROWS_IN_UNKNOWN_BUCKETS,
+        /** {@code markPublished} deletes every row up to the last published one, like {@code seq <= last}. */
+        DELETES_BY_SEQUENCE_RANGE,
+        /** The read-back returns every lease the relay is named owner of, expired or not. */
+        READ_BACK_INCLUDES_EXPIRED_LEASES
     }
 
     private FaultyStores() {
@@ -81,7 +85,8 @@ final class FaultyStores {
                     }
                 }
             }
-            if (fault != Fault.IGNORES_LEASE_EXPIRY && fault != Fault.GRANTS_WITHOUT_CONDITIONAL_CHECK) {
+            if (fault != Fault.IGNORES_LEASE_EXPIRY && fault != Fault.GRANTS_WITHOUT_CONDITIONAL_CHECK
+                    && fault != Fault.READ_BACK_INCLUDES_EXPIRED_LEASES) {
                 return rows.acquireBucketLeases(request);
             }
             if (rows.pendingBuckets().stream().anyMatch(bucket -> bucket >= request.bucketCount())) {
@@ -114,7 +119,7 @@ final class FaultyStores {
             }
             TreeSet<Integer> owned = new TreeSet<>();
             leases.values().forEach(lease -> {
-                boolean mine = fault == Fault.IGNORES_LEASE_EXPIRY
+                boolean mine = fault == Fault.IGNORES_LEASE_EXPIRY || fault == Fault.READ_BACK_INCLUDES_EXPIRED_LEASES
                         ? me.equals(lease.owner()) : lease.isHeldBy(me, now);
                 if (mine && lease.bucket() < request.bucketCount()) {
                     owned.add(lease.bucket());
@@ -144,6 +149,14 @@ final class FaultyStores {
         public void markPublished(int bucket, List<OutboxMessage> published) {
             if (fault == Fault.DELETES_BEYOND_THE_PREFIX && !published.isEmpty()) {
                 rows.markPublished(bucket, lastBatch.getOrDefault(bucket, published));
+            } else if (fault == Fault.DELETES_BY_SEQUENCE_RANGE && !published.isEmpty()) {
+                List<OutboxMessage> visible = rows.nextBatch(bucket, Integer.MAX_VALUE);
+                java.util.UUID last = published.get(published.size() - 1).messageId();
+                int through = 0;
+                while (through < visible.size() && !visible.get(through).messageId().equals(last)) {
+                    through++;
+                }
+                rows.markPublished(bucket, visible.subList(0, Math.min(through + 1, visible.size())));
             } else {
                 rows.markPublished(bucket, published);
             }

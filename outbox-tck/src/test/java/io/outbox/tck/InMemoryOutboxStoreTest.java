@@ -5,24 +5,39 @@ import io.outbox.spi.OutboxStore;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /** The reference store passes the whole kit. */
 class InMemoryOutboxStoreTest extends OutboxStoreTck {
 
     private InMemoryOutboxStore storage;
+    private String name;
 
     @Override
     protected void createStorage() {
-        storage = null;
+        storage = new InMemoryOutboxStore(clock());
+        name = "tck-" + UUID.randomUUID();
+        InMemoryOutboxStoreProvider.register(name, storage);
     }
 
-    /** The in-memory store is its own storage: every instance of one test is the same object. */
+    /**
+     * The in-memory store is its own storage, so every "instance" of one test is the same object;
+     * it is thread-safe, which is all the multi-instance tests need from it. A database store
+     * returns a new client here instead.
+     */
     @Override
     protected OutboxStore newStore(Clock clock) {
-        if (storage == null) {
-            storage = new InMemoryOutboxStore(clock);
-        }
         return storage;
+    }
+
+    /** The name this test's store is registered under with the provider. */
+    protected final String registeredName() {
+        return name;
+    }
+
+    @Override
+    protected void dropStorage() {
+        InMemoryOutboxStoreProvider.unregister(name);
     }
 
     @Override
@@ -35,6 +50,13 @@ class InMemoryOutboxStoreTest extends OutboxStoreTck {
         InMemoryOutboxStore.Transaction tx = ((InMemoryOutboxStore) store).begin();
         tx.enqueue(messages);
         tx.rollback();
+    }
+
+    @Override
+    protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
+        InMemoryOutboxStore.Transaction tx = ((InMemoryOutboxStore) store).begin();
+        tx.enqueue(messages);
+        return tx::commit;
     }
 
     @Override
@@ -54,6 +76,6 @@ class InMemoryOutboxStoreTest extends OutboxStoreTck {
 
     @Override
     protected Map<String, String> providerConfig() {
-        return Map.of();
+        return Map.of(InMemoryOutboxStoreProvider.NAME_CONFIG, name);
     }
 }

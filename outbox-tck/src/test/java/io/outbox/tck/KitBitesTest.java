@@ -34,7 +34,9 @@ class KitBitesTest {
         "GRANTS_WITHOUT_CONDITIONAL_CHECK, required_S5_noBucketIsEverHeldByTwoRelaysUnderContention",
         "RETURNS_BATCH_OUT_OF_ORDER,       required_S1_nextBatchReturnsAtMostMaxCountOldestFirst",
         "DELETES_BEYOND_THE_PREFIX,        required_S2_markPublishedDeletesExactlyThePrefix",
-        "DROPS_ROWS_IN_UNKNOWN_BUCKETS,    required_S8_rowsOutsideTheBucketRangeAreFatal"
+        "DROPS_ROWS_IN_UNKNOWN_BUCKETS,    required_S8_rowsOutsideTheBucketRangeAreFatal",
+        "DELETES_BY_SEQUENCE_RANGE,        required_S2_markPublishedSparesAMessageCommittedLate",
+        "READ_BACK_INCLUDES_EXPIRED_LEASES, required_S6_aLeaseStopsCountingAtItsExpiryInstant"
     })
     void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
         FaultyKit.fault = fault;
@@ -66,7 +68,9 @@ class KitBitesTest {
 
         @Override
         protected void createStorage() {
+            super.createStorage();
             storage = new FaultyStores.Storage(clock());
+            InMemoryOutboxStoreProvider.register(registeredName(), storage.rows);
         }
 
         @Override
@@ -82,6 +86,11 @@ class KitBitesTest {
         @Override
         protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
             super.enqueueAndRollBack(storage.rows, messages);
+        }
+
+        @Override
+        protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
+            return super.beginEnqueue(storage.rows, messages);
         }
 
         @Override

@@ -60,6 +60,17 @@ abstract class AbstractDynamoDbStoreTck extends OutboxStoreTck {
         assertThat(cancelled.cancellationReasons().get(0).code()).isEqualTo("ConditionalCheckFailed");
     }
 
+    /**
+     * The sequence numbers are reserved now (prepare); the transaction that writes the messages
+     * runs when the kit commits, as a caller's slower transaction would.
+     */
+    @Override
+    protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
+        DynamoDbOutboxStore dynamo = (DynamoDbOutboxStore) store;
+        List<TransactWriteItem> prepared = dynamo.writer().prepare(messages);
+        return () -> admin.transactWriteItems(r -> r.transactItems(prepared));
+    }
+
     /** The writer takes any bucket, as a writer configured with more buckets would, counter included. */
     @Override
     protected void insertRawRow(OutboxStore store, OutboxMessage message) {

@@ -59,6 +59,27 @@ abstract class JdbcStoreTckBase extends OutboxStoreTck {
         }
     }
 
+    /** A transaction on its own connection, left open until the kit commits it. */
+    @Override
+    protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) throws Exception {
+        JdbcOutboxStore jdbc = (JdbcOutboxStore) store;
+        Connection c = jdbc.dataSource().getConnection();
+        try {
+            c.setAutoCommit(false);
+            jdbc.writer().enqueue(c, messages);
+        } catch (Exception e) {
+            try (c) {
+                c.rollback();
+            }
+            throw e;
+        }
+        return () -> {
+            try (c) {
+                c.commit();
+            }
+        };
+    }
+
     /** The writer takes any bucket, as a writer configured with another bucket count would. */
     @Override
     protected void insertRawRow(OutboxStore store, OutboxMessage message) throws Exception {

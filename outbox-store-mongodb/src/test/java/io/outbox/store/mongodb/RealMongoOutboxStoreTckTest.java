@@ -41,4 +41,22 @@ class RealMongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
             session.abortTransaction();
         }
     }
+
+    /** A transaction left open in its own session until the kit commits it. */
+    @Override
+    protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
+        ClientSession session = clientOf(store).startSession();
+        try {
+            session.startTransaction();
+            ((MongoOutboxStore) store).enqueue(session, messages);
+        } catch (RuntimeException e) {
+            session.close();
+            throw e;
+        }
+        return () -> {
+            try (session) {
+                session.commitTransaction();
+            }
+        };
+    }
 }
