@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outbox.spi.OutboxHeader;
 import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -62,6 +64,24 @@ class KafkaOutboxPublisherTest {
                 .anySatisfy(o -> assertThat(o).startsWith("partitioner.class=" + RoundRobinPartitioner.class.getName()
                         + " removed"))
                 .anySatisfy(o -> assertThat(o).startsWith("max.in.flight.requests.per.connection=10 replaced with 5"));
+    }
+
+    @Test
+    void k1_eachOverriddenUserSettingIsLoggedAtWarn() {
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of("bootstrap.servers", "127.0.0.1:9",
+                "acks", "0", "partitioner.class", RoundRobinPartitioner.class.getName()))) {
+            assertThat(publisher.messageIdHeader()).isEqualTo("x-outbox-message-id");
+        } finally {
+            System.setErr(stderr);
+        }
+
+        String log = captured.toString(StandardCharsets.UTF_8);
+        assertThat(log).contains("WARN KafkaOutboxPublisher - Kafka producer setting overridden: acks=0 replaced "
+                + "with all").contains("WARN KafkaOutboxPublisher - Kafka producer setting overridden: "
+                + "partitioner.class=" + RoundRobinPartitioner.class.getName() + " removed");
     }
 
     @Test
