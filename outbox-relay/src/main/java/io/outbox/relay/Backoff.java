@@ -1,0 +1,29 @@
+package io.outbox.relay;
+
+/**
+ * Capped exponential backoff (rule R3): the first failure in a row waits {@code baseMillis}, each
+ * further one twice as long, never more than {@code capMillis}.
+ *
+ * @param baseMillis the first wait, {@code >= 1}
+ * @param capMillis the longest wait, {@code >= baseMillis}
+ */
+record Backoff(long baseMillis, long capMillis) {
+
+    /**
+     * The wait after {@code failuresInARow} failures.
+     *
+     * @param failuresInARow failures since the last success, {@code >= 1}
+     * @return {@code min(cap, base * 2^(failuresInARow - 1))} milliseconds; 0 when no failure
+     */
+    long delayMillis(int failuresInARow) {
+        if (failuresInARow <= 0) {
+            return 0;
+        }
+        int doublings = Math.min(failuresInARow - 1, 62);
+        long delay = baseMillis;
+        for (int i = 0; i < doublings && delay < capMillis; i++) {
+            delay *= 2;
+        }
+        return Math.min(delay, capMillis);
+    }
+}

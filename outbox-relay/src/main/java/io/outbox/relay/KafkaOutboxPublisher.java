@@ -1,0 +1,307 @@
+package io.outbox.relay;
+
+import io.outbox.spi.OutboxHeader;
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes outbox messages with a Kafka producer (rules K1-K4).
+ *
+ * <ul>
+ *   <li>K1 After the caller's producer settings, it enforces {@code acks=all},
+ *       {@code enable.idempotence=true}, {@link org.apache.kafka.common.serialization.ByteArraySerializer}
+ *       for keys and values, {@code max.in.flight.requests.per.connection <= 5},
+ *       {@code partitioner.ignore.keys=false}, and removes {@code partitioner.class} and
+ *       {@code transactional.id}, so records are placed by Kafka's built-in key hashing, the
+ *       same hash buckets are computed with. Each user setting it replaces or removes is logged
+ *       at WARN, naming the setting and both values. Where the caller did not set
+ *       {@code max.block.ms} it uses 10 s instead of Kafka's 60 s.</li>
+ *   <li>K2 Every record carries the message's own headers, in order, then one header (default
+ *       {@value RelayOptions#DEFAULT_MESSAGE_ID_HEADER}) holding the message id as a UUID string
+ *       in UTF-8.</li>
+ *   <li>K3 {@link #publish} starts every send of the batch before waiting on any; the result is
+ *       the number of leading acknowledged records plus the first error.</li>
+ *   <li>K4 An explicit partition is used as is; otherwise Kafka places the record by its key.
+ *       The record timestamp is left to the producer (the send time), not taken from
+ *       {@link OutboxMessage#createdAt()}.</li>
+ * </ul>
+ *
+ * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
+ * while it waits for the topic's metadata (for a broker that is down or a topic that does not
+ * exist it then returns a failure without sending anything, rule R7, and batches for that topic
+ * fail at once for the next {@code max.block.ms}); the returned future completes within
+ * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that. A store
+ * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
+ *
+ * <p>Records after a failed record of the same batch are still sent: with rows 1, 2, 3 of one key
+ * where row 1 exceeds {@code max.request.size}, rows 2 and 3 reach the topic, the result
+ * acknowledges nothing, and all three rows stay in the store for the next attempt.
+ *
+ * <p>Ownership: a publisher built from settings creates its own {@link KafkaProducer} (at
+ * construction, or at the first publish when the bootstrap servers cannot be resolved yet) and
+ * closes it in {@link #close()}. A publisher given a {@link Producer} uses it as is, enforces
+ * nothing, and never closes it; the caller is then responsible for K1. Thread-safe.
+ */
+public final class KafkaOutboxPublisher implements OutboxPublisher {
+
+    /** How long {@link #close()} waits for the producer to send what it buffered: 30 s. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+
+    private final Map<String, Object> producerConfig;
+    private final String messageIdHeader;
+    private final boolean ownsProducer;
+    private final long maxBlockNanos;
+    private final Map<String, MetadataFailure> metadataFailures = new ConcurrentHashMap<>();
+    private final Object producerLock = new Object();
+    private Producer<byte[], byte[]> producer;
+    private boolean closed;
+
+    /**
+     * Creates a publisher with its own producer and the default message-id header.
+     *
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
+     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     */
+    public KafkaOutboxPublisher(Map<String, ?> producerConfig) {
+        this(producerConfig, RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+    }
+
+    /**
+     * Creates a publisher with its own producer.
+     *
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null;
+     *     null values are ignored
+     * @param messageIdHeader the header for the message id, usually
+     *     {@link RelayOptions#messageIdHeader()}; not blank
+     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     */
+    public KafkaOutboxPublisher(Map<String, ?> producerConfig, String messageIdHeader) {
+        ProducerSettings settings = ProducerSettings.enforce(producerConfig);
+        settings.overrides().forEach(o -> LOG.warn("Kafka producer setting overridden: {} (rule K1)", o));
+        this.producerConfig = settings.config();
+        this.messageIdHeader = requireHeader(messageIdHeader);
+        this.ownsProducer = true;
+        this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMillis(this.producerConfig));
+        try {
+            this.producer = new KafkaProducer<>(this.producerConfig);
+        } catch (KafkaException e) {
+            validate(this.producerConfig);
+            LOG.warn("Kafka producer not created yet, retrying at the first publish: {}", e.toString());
+        }
+    }
+
+    /**
+     * Creates a publisher with its own producer and the default message-id header.
+     *
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
+     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     */
+    public KafkaOutboxPublisher(Properties producerConfig) {
+        this(toMap(producerConfig), RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+    }
+
+    /**
+     * Creates a publisher with its own producer.
+     *
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
+     * @param messageIdHeader the header for the message id; not blank
+     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     */
+    public KafkaOutboxPublisher(Properties producerConfig, String messageIdHeader) {
+        this(toMap(producerConfig), messageIdHeader);
+    }
+
+    /**
+     * Creates a publisher on an existing producer, which it neither configures nor closes. The
+     * caller is responsible for the guarantees of K1 ({@code acks=all}, idempotence, at most 5
+     * requests in flight, key-respecting placement); without them the relay may delete messages
+     * the broker did not durably store, or publish a key out of order.
+     *
+     * @param producer the producer, with byte-array serializers; not null
+     * @param messageIdHeader the header for the message id; not blank
+     */
+    public KafkaOutboxPublisher(Producer<byte[], byte[]> producer, String messageIdHeader) {
+        this.producer = Objects.requireNonNull(producer, "producer must not be null");
+        this.producerConfig = null;
+        this.messageIdHeader = requireHeader(messageIdHeader);
+        this.ownsProducer = false;
+        this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
+    }
+
+    /**
+     * The settings a publisher built from {@code producerConfig} gives its producer: the caller's
+     * settings with K1 enforced and the default {@code max.block.ms} applied.
+     *
+     * @param producerConfig Kafka producer settings; not null
+     * @return the effective settings; immutable
+     */
+    public static Map<String, Object> effectiveConfig(Map<String, ?> producerConfig) {
+        return ProducerSettings.enforce(producerConfig).config();
+    }
+
+    /**
+     * The header this publisher stamps with the message id.
+     *
+     * @return the header name
+     */
+    public String messageIdHeader() {
+        return messageIdHeader;
+    }
+
+    @Override
+    public CompletableFuture<PublishResult> publish(List<OutboxMessage> batch) {
+        Objects.requireNonNull(batch, "batch must not be null");
+        Producer<byte[], byte[]> p;
+        try {
+            p = producer();
+            awaitMetadata(p, batch);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(PublishResult.failure(0, e));
+        }
+        BatchOutcome outcome = new BatchOutcome(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            int index = i;
+            try {
+                p.send(record(batch.get(i)), (metadata, error) -> outcome.complete(index, error));
+            } catch (RuntimeException e) {
+                outcome.complete(index, e);
+            }
+        }
+        return outcome.future();
+    }
+
+    /**
+     * Waits once per topic for its metadata, so a broker that is down costs one max.block.ms per
+     * batch, not one per record. After a failed wait, batches for that topic fail at once for the
+     * next max.block.ms, so a sweep over many buckets does not wait once per bucket.
+     */
+    private void awaitMetadata(Producer<byte[], byte[]> producer, List<OutboxMessage> batch) {
+        Set<String> topics = new LinkedHashSet<>();
+        for (OutboxMessage m : batch) {
+            if (topics.add(m.topic())) {
+                awaitMetadata(producer, m.topic());
+            }
+        }
+    }
+
+    private void awaitMetadata(Producer<byte[], byte[]> producer, String topic) {
+        MetadataFailure recent = metadataFailures.get(topic);
+        if (recent != null && System.nanoTime() - recent.untilNanos() < 0) {
+            throw recent.error();
+        }
+        try {
+            producer.partitionsFor(topic);
+            metadataFailures.remove(topic);
+        } catch (RuntimeException e) {
+            metadataFailures.put(topic, new MetadataFailure(e, System.nanoTime() + maxBlockNanos));
+            throw e;
+        }
+    }
+
+    /** A failed metadata wait for a topic, repeated to callers until {@code untilNanos}. */
+    private record MetadataFailure(RuntimeException error, long untilNanos) {
+    }
+
+    private ProducerRecord<byte[], byte[]> record(OutboxMessage m) {
+        RecordHeaders headers = new RecordHeaders();
+        for (OutboxHeader h : m.headers()) {
+            headers.add(h);
+        }
+        headers.add(messageIdHeader, m.messageId().toString().getBytes(StandardCharsets.UTF_8));
+        return new ProducerRecord<>(m.topic(), m.partition(), null, m.key(), m.value(), headers);
+    }
+
+    private Producer<byte[], byte[]> producer() {
+        synchronized (producerLock) {
+            if (closed) {
+                throw new IllegalStateException("the Kafka outbox publisher is closed");
+            }
+            if (producer == null) {
+                producer = new KafkaProducer<>(producerConfig);
+                LOG.info("Kafka producer created");
+            }
+            return producer;
+        }
+    }
+
+    /** Closes the producer if this publisher created it, waiting up to {@link #DEFAULT_CLOSE_TIMEOUT}. */
+    @Override
+    public void close() {
+        close(DEFAULT_CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Closes the producer if this publisher created it; a given producer is left open.
+     * Idempotent; later publishes fail.
+     *
+     * @param timeout how long to wait for buffered records to be sent; not null, not negative
+     */
+    public void close(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        Producer<byte[], byte[]> toClose;
+        synchronized (producerLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toClose = ownsProducer ? producer : null;
+        }
+        if (toClose != null) {
+            toClose.close(timeout);
+        }
+    }
+
+    private static void validate(Map<String, Object> config) {
+        try {
+            new ProducerConfig(config);
+        } catch (ConfigException e) {
+            throw new OutboxMisconfigurationException("invalid Kafka producer setting: " + e.getMessage(), e);
+        }
+    }
+
+    private static long maxBlockMillis(Map<String, Object> config) {
+        try {
+            return Long.parseLong(String.valueOf(config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG)).trim());
+        } catch (NumberFormatException e) {
+            return ProducerSettings.DEFAULT_MAX_BLOCK_MS;
+        }
+    }
+
+    private static String requireHeader(String header) {
+        if (header == null || header.isBlank()) {
+            throw new IllegalArgumentException("messageIdHeader must not be blank but was "
+                    + (header == null ? null : "'" + header + "'"));
+        }
+        return header;
+    }
+
+    private static Map<String, Object> toMap(Properties properties) {
+        Objects.requireNonNull(properties, "producerConfig must not be null");
+        Map<String, Object> map = new HashMap<>();
+        properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
+        return map;
+    }
+}

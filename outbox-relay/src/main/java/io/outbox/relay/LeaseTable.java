@@ -1,0 +1,141 @@
+package io.outbox.relay;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The relay's own view of its bucket leases (rules R1, R5, R9). A lease counts from the clock
+ * reading taken before the store call that granted or renewed it, and is gone once its age
+ * reaches the lease duration, whatever the store says later. Every held bucket shares one
+ * confirmation time, since one call confirms them all.
+ *
+ * <p>Thread-safe: the publishing thread and the renewal thread share it. Every change bumps a
+ * generation, so a renewal answer that arrives after the table was cleared or reacquired is
+ * discarded instead of resurrecting stale leases.
+ */
+final class LeaseTable {
+
+    /** The buckets held and the generation they were read at. */
+    record Snapshot(long generation, List<Integer> buckets) {
+    }
+
+    private final long leaseMillis;
+    private final long renewMillis;
+    private final long publishNeedsMillis;
+    private final TreeSet<Integer> held = new TreeSet<>();
+    private long confirmedAt;
+    private long acquiredAt;
+    private boolean forced = true;
+    private long generation;
+
+    /**
+     * @param leaseMillis the lease duration
+     * @param renewMillis the renew and rebalance interval
+     * @param publishNeedsMillis how much lease a publish needs left before it may start
+     */
+    LeaseTable(long leaseMillis, long renewMillis, long publishNeedsMillis) {
+        this.leaseMillis = leaseMillis;
+        this.renewMillis = renewMillis;
+        this.publishNeedsMillis = publishNeedsMillis;
+    }
+
+    /** Records an acquisition that started at {@code startedAt} and returned {@code owned}. */
+    synchronized void acquired(List<Integer> owned, long startedAt) {
+        held.clear();
+        held.addAll(owned);
+        confirmedAt = startedAt;
+        acquiredAt = startedAt;
+        forced = false;
+        generation++;
+    }
+
+    /**
+     * Records a renewal of {@code requested} that started at {@code startedAt} and confirmed
+     * {@code stillHeld}.
+     *
+     * @return the buckets lost, ascending; empty when nothing was lost or the answer was stale
+     *     (the table changed while the call ran)
+     */
+    synchronized Set<Integer> renewed(Snapshot requested, List<Integer> stillHeld, long startedAt) {
+        if (requested.generation() != generation) {
+            return Set.of();
+        }
+        TreeSet<Integer> lost = new TreeSet<>(requested.buckets());
+        lost.removeAll(stillHeld);
+        held.retainAll(requested.buckets());
+        held.removeAll(lost);
+        confirmedAt = startedAt;
+        generation++;
+        return lost;
+    }
+
+    /** Forgets every lease (R3) and makes the next acquisition due at once. */
+    synchronized void clear() {
+        held.clear();
+        forced = true;
+        generation++;
+    }
+
+    /** Makes the next acquisition due at once. */
+    synchronized void forceAcquire() {
+        forced = true;
+    }
+
+    /**
+     * Whether to acquire now: forced, a renew interval since the last acquisition (rebalancing
+     * runs even while renewals keep the leases fresh), or too little lease left for a publish.
+     */
+    synchronized boolean acquireDue(long now) {
+        return forced || now - acquiredAt >= renewMillis
+                || (!held.isEmpty() && confirmedAt + leaseMillis - now < publishNeedsMillis);
+    }
+
+    /** Milliseconds until a renew interval has passed since the last acquisition; 0 when forced. */
+    synchronized long millisUntilAcquire(long now) {
+        return forced ? 0 : Math.max(0, acquiredAt + renewMillis - now);
+    }
+
+    /** Whether the held leases were confirmed a renew interval ago or more (R5). */
+    synchronized boolean renewalDue(long now) {
+        return !held.isEmpty() && now - confirmedAt >= renewMillis;
+    }
+
+    /** The buckets the last call reported, whatever their age; for {@code LeaseRequest.heldBuckets}. */
+    synchronized List<Integer> lastReported() {
+        return List.copyOf(held);
+    }
+
+    /** The buckets held whose lease is younger than the lease duration (R1). */
+    synchronized List<Integer> usable(long now) {
+        return now - confirmedAt < leaseMillis ? List.copyOf(held) : List.of();
+    }
+
+    /** The usable buckets, if a publish that starts now fits in their lease (R5); else none. */
+    synchronized List<Integer> publishable(long now) {
+        return canStartPublish(now) ? List.copyOf(held) : List.of();
+    }
+
+    synchronized Snapshot snapshot(long now) {
+        return new Snapshot(generation, usable(now));
+    }
+
+    /** Whether a bucket is held and its lease younger than the lease duration (R1). */
+    synchronized boolean isHeld(int bucket, long now) {
+        return held.contains(bucket) && now - confirmedAt < leaseMillis;
+    }
+
+    /** Whether a publish of the bucket may start now: held, with enough lease left (R1, R5). */
+    synchronized boolean canStartPublish(int bucket, long now) {
+        return held.contains(bucket) && canStartPublish(now);
+    }
+
+    /** How long the held leases have left, in milliseconds; negative when expired. */
+    synchronized long remainingMillis(long now) {
+        return confirmedAt + leaseMillis - now;
+    }
+
+    private boolean canStartPublish(long now) {
+        return confirmedAt + leaseMillis - now >= publishNeedsMillis;
+    }
+}

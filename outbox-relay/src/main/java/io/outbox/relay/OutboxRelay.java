@@ -1,0 +1,345 @@
+package io.outbox.relay;
+
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes pending outbox messages from a store and deletes each one after the broker
+ * acknowledged it: at-least-once delivery, in enqueue order per bucket.
+ *
+ * <pre>{@code
+ * RelayOptions options = RelayOptions.builder().bucketCount(8).build();
+ * try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producerConfig, options.messageIdHeader());
+ *      OutboxRelay relay = new OutboxRelay(store, publisher, options)) {
+ *     relay.start();
+ *     ...                      // after each committed enqueue: relay.wakeUp(buckets)
+ * }                            // the relay closes first, then the publisher
+ * }</pre>
+ *
+ * <h2>What it does</h2>
+ * One publishing thread loops: it acquires its fair share of bucket leases, finds the owned
+ * buckets with pending messages, and sweeps them, one batch of at most
+ * {@link RelayOptions#batchSize()} per bucket per sweep (R4), all buckets' batches in flight
+ * together. It deletes exactly the acknowledged prefix of each batch (R2) and retries the rest
+ * from the head after a capped exponential backoff, per bucket (R3). While batches come back
+ * full it sweeps again without sleeping; otherwise it waits for {@link #wakeUp()} or
+ * {@link RelayOptions#pollInterval()} (R8). It reacquires (rebalances) at least every
+ * {@link RelayOptions#leaseRenewInterval()}, between sweeps.
+ *
+ * <h2>Leases (R1, R5, R9)</h2>
+ * A lease's age counts from the clock reading taken before the store call that granted or
+ * renewed it; at an age of {@link RelayOptions#leaseDuration()} it is gone. The relay checks the
+ * lease after fetching a batch, right before publishing it, and again before deleting. When the
+ * store implements {@link LeaseRenewal} (C1) a second thread renews the leases every renew
+ * interval while a publish is in flight, and a publish starts only with at least one renew
+ * interval of lease left; without C1 it starts only if {@link RelayOptions#maxPublishDuration()}
+ * plus one renew interval fits in the lease left, and a publish exceeding that budget stops the
+ * relay. A bucket whose lease is lost during a publish gets no further publish, and nothing of
+ * that batch is deleted; the next owner publishes it again. Acquire and renew calls never
+ * overlap.
+ *
+ * <h2>Errors (R3, R6, R7)</h2>
+ * A failed publish (broker down, record too large) backs off that bucket only; other buckets go
+ * on. A failing store call is logged, the lease state dropped, and the whole loop backs off.
+ * Both backoffs start at {@link RelayOptions#errorBackoff()}, double per failure in a row and
+ * stop growing at {@link RelayOptions#maxErrorBackoff()}. An
+ * {@link OutboxMisconfigurationException} from anywhere (the store finding rows outside the
+ * bucket range, a publish over its budget) is fatal: the relay logs it at ERROR, gives up its
+ * leases, stops, and completes {@link #termination()} exceptionally with it. Any other
+ * {@link Error} is fatal too. Everything else is retried, so a broker that is down at start-up
+ * only delays publishing.
+ *
+ * <h2>Ownership and threads</h2>
+ * The relay owns neither the store nor the publisher: it never closes them; close the relay
+ * first, then them. It runs two daemon threads, {@code outbox-relay-<relayId>} and, with C1,
+ * {@code outbox-relay-<relayId>-renewal}. All public methods are thread-safe. Logging goes to
+ * SLF4J logger {@code io.outbox.relay.OutboxRelay} with {@code key=value} context (relayId,
+ * bucket, count, messageId); keys, values and headers are never logged.
+ */
+public final class OutboxRelay implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutboxRelay.class);
+    private static final Duration STOP_GRACE = Duration.ofSeconds(1);
+
+    private final RelayOptions options;
+    private final RelayEngine engine;
+    private Thread thread;
+    private ScheduledExecutorService renewer;
+    private boolean started;
+    private boolean closed;
+
+    /**
+     * Creates a relay on the system clock without listeners; call {@link #start()}.
+     *
+     * @param store where messages wait; not null; not owned by the relay
+     * @param publisher how they are sent; not null; not owned by the relay
+     * @param options the settings; not null
+     * @throws OutboxMisconfigurationException if the store does not implement
+     *     {@link LeaseRenewal} and {@link RelayOptions#maxPublishDuration()} is not set (R5)
+     */
+    public OutboxRelay(OutboxStore store, OutboxPublisher publisher, RelayOptions options) {
+        this(builder(store, publisher).options(options));
+    }
+
+    private OutboxRelay(Builder b) {
+        this.options = b.options;
+        if (!(b.store instanceof LeaseRenewal) && options.maxPublishDuration() == null) {
+            throw new OutboxMisconfigurationException("relay option " + RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG
+                    + " is required because the store " + b.store.getClass().getName() + " cannot renew leases "
+                    + "during a publish (it does not implement LeaseRenewal, capability C1)");
+        }
+        this.engine = new RelayEngine(b.store, b.publisher, options, b.clock, new Listeners(b.listeners));
+    }
+
+    /**
+     * A builder for a relay with a custom clock or listeners.
+     *
+     * @param store where messages wait; not null; not owned by the relay
+     * @param publisher how they are sent; not null; not owned by the relay
+     * @return a new builder with {@link RelayOptions#defaults()} and the system UTC clock
+     */
+    public static Builder builder(OutboxStore store, OutboxPublisher publisher) {
+        return new Builder(store, publisher);
+    }
+
+    /**
+     * Starts the relay's threads. Returns at once; publishing begins in the background.
+     *
+     * @throws IllegalStateException if the relay was started or closed before
+     */
+    public synchronized void start() {
+        if (closed) {
+            throw new IllegalStateException("the relay " + relayId() + " is closed");
+        }
+        if (started) {
+            throw new IllegalStateException("the relay " + relayId() + " is already started");
+        }
+        started = true;
+        if (engine.hasRenewal()) {
+            renewer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "outbox-relay-" + relayId()
+                    + "-renewal"));
+            long tick = Math.max(5, Math.min(250, options.leaseRenewInterval().toMillis() / 10));
+            renewer.scheduleWithFixedDelay(engine::renewIfDue, tick, tick, TimeUnit.MILLISECONDS);
+        }
+        thread = daemon(engine::run, "outbox-relay-" + relayId());
+        thread.start();
+    }
+
+    private static Thread daemon(Runnable body, String name) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /**
+     * Ends an idle wait at once and makes the relay look for pending messages in every bucket it
+     * owns (R8). Call it after committing a transaction that enqueued messages. Hints coalesce; a
+     * wake-up during an error backoff does not shorten the backoff. A no-op when the relay is not
+     * running.
+     */
+    public void wakeUp() {
+        engine.wakeUp();
+    }
+
+    /**
+     * Ends an idle wait at once and makes the relay fetch these buckets directly, if it owns them,
+     * without first probing the store for pending messages (R8). Buckets it does not own are
+     * ignored; their owner finds the messages at its next poll. An empty collection does nothing.
+     *
+     * @param buckets the buckets that received messages; not null, each in
+     *     {@code [0, bucketCount)}
+     * @throws IllegalArgumentException naming a bucket outside {@code [0, bucketCount)}
+     * @throws NullPointerException if {@code buckets} or an element is null
+     */
+    public void wakeUp(Collection<Integer> buckets) {
+        Objects.requireNonNull(buckets, "buckets must not be null");
+        if (buckets.isEmpty()) {
+            return;
+        }
+        int[] checked = new int[buckets.size()];
+        int i = 0;
+        for (Integer bucket : buckets) {
+            Objects.requireNonNull(bucket, "buckets must not contain null");
+            if (bucket < 0 || bucket >= options.bucketCount()) {
+                throw new IllegalArgumentException("bucket " + bucket + " is outside [0, " + options.bucketCount()
+                        + ")");
+            }
+            checked[i++] = bucket;
+        }
+        engine.wakeUp(checked);
+    }
+
+    /**
+     * Whether the relay is running.
+     *
+     * @return true after {@link #start()} until it is closed or stops on a fatal error
+     */
+    public synchronized boolean isRunning() {
+        return started && !closed && !engine.termination().isDone();
+    }
+
+    /**
+     * Completes when the relay has stopped: normally after {@link #close()}, exceptionally with
+     * the cause when it stopped on a fatal error (R6), usually an
+     * {@link OutboxMisconfigurationException}. A host can watch it to shut down or restart.
+     *
+     * @return a new dependent future; completing or cancelling it does not affect the relay
+     */
+    public CompletableFuture<Void> termination() {
+        return engine.termination().copy();
+    }
+
+    /**
+     * The buckets the relay holds leases for now, by its own clock (R1).
+     *
+     * @return the buckets, ascending, immutable; empty before the first acquisition and after
+     *     the stop
+     */
+    public List<Integer> ownedBuckets() {
+        return engine.ownedBuckets();
+    }
+
+    /**
+     * This relay's id.
+     *
+     * @return {@link RelayOptions#relayId()}
+     */
+    public String relayId() {
+        return options.relayId();
+    }
+
+    /**
+     * The relay's settings.
+     *
+     * @return the options
+     */
+    public RelayOptions options() {
+        return options;
+    }
+
+    /**
+     * Stops the relay (R9). It starts no new publish; a publish in flight gets up to
+     * {@link RelayOptions#closeTimeout()} to finish, and its acknowledged prefix is deleted. Then
+     * the relay gives up its leases through {@link io.outbox.spi.LeaseRelease} (C3) when the store
+     * has it, so peers take over at once. If the publish does not finish in time the thread is
+     * interrupted, nothing more is deleted, and the leases are left to expire (a peer publishing
+     * while the old batch may still land would only add duplicates). Unacknowledged messages are
+     * never deleted. Returns within the close timeout plus one second; a store call that ignores
+     * interruption may still finish in the background. Idempotent; the store and the publisher
+     * stay open.
+     */
+    @Override
+    public void close() {
+        Thread running;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            running = thread;
+        }
+        engine.stop();
+        if (running != null && running != Thread.currentThread()) {
+            if (!join(running, options.closeTimeout())) {
+                LOG.warn("relay thread still busy after close.timeout.ms={}; interrupting it relayId={}",
+                        options.closeTimeout().toMillis(), relayId());
+                running.interrupt();
+                join(running, STOP_GRACE);
+            }
+        }
+        if (renewer != null) {
+            renewer.shutdownNow();
+        }
+        engine.terminated();
+    }
+
+    private static boolean join(Thread thread, Duration timeout) {
+        try {
+            thread.join(Math.max(1, timeout.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+
+    @Override
+    public String toString() {
+        return "OutboxRelay[" + relayId() + ", running=" + isRunning() + ", owned=" + ownedBuckets() + "]";
+    }
+
+    /** Builds an {@link OutboxRelay}. Not thread-safe. */
+    public static final class Builder {
+
+        private final OutboxStore store;
+        private final OutboxPublisher publisher;
+        private RelayOptions options;
+        private Clock clock = Clock.systemUTC();
+        private final List<RelayListener> listeners = new ArrayList<>();
+
+        private Builder(OutboxStore store, OutboxPublisher publisher) {
+            this.store = Objects.requireNonNull(store, "store must not be null");
+            this.publisher = Objects.requireNonNull(publisher, "publisher must not be null");
+        }
+
+        /**
+         * The settings.
+         *
+         * @param options not null; default {@link RelayOptions#defaults()}
+         * @return this builder
+         */
+        public Builder options(RelayOptions options) {
+            this.options = Objects.requireNonNull(options, "options must not be null");
+            return this;
+        }
+
+        /**
+         * The clock lease ages are measured with (R1); the same clock the store uses in tests.
+         * Waits (poll interval, backoff) elapse in real time whatever the clock says.
+         *
+         * @param clock not null; default the system UTC clock
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a listener; listeners are called in the order added.
+         *
+         * @param listener not null
+         * @return this builder
+         */
+        public Builder listener(RelayListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+            return this;
+        }
+
+        /**
+         * Builds the relay; call {@link OutboxRelay#start()} on it.
+         *
+         * @return the relay
+         * @throws OutboxMisconfigurationException if the store lacks {@link LeaseRenewal} and
+         *     {@link RelayOptions#maxPublishDuration()} is not set (R5)
+         */
+        public OutboxRelay build() {
+            if (options == null) {
+                options = RelayOptions.defaults();
+            }
+            return new OutboxRelay(this);
+        }
+    }
+}

@@ -1,0 +1,641 @@
+package io.outbox.relay;
+
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * The relay's settings, immutable and validated at construction (rule R10).
+ *
+ * <p>Build them with {@link #builder()} or parse them from Kafka-style dotted keys with
+ * {@link #fromProperties(Map)}; {@link #defaults()} is every default with a generated relay id.
+ * Every option has a property key (the {@code *_CONFIG} constants), a default, a unit and a valid
+ * range, all listed in {@link #configDef()} for a {@code --help} text:
+ *
+ * <table class="striped">
+ *   <caption>Relay options</caption>
+ *   <thead><tr><th>key</th><th>builder</th><th>default</th><th>valid values</th></tr></thead>
+ *   <tbody>
+ *   <tr><td>{@value #RELAY_ID_CONFIG}</td><td>{@link Builder#relayId}</td><td>host-pid-random</td>
+ *       <td>1 to 128 characters, not blank, no control characters; unique among relays sharing a store</td></tr>
+ *   <tr><td>{@value #BUCKET_COUNT_CONFIG}</td><td>{@link Builder#bucketCount}</td><td>8</td>
+ *       <td>[1, 65536]; the same on every writer and relay</td></tr>
+ *   <tr><td>{@value #BATCH_SIZE_CONFIG}</td><td>{@link Builder#batchSize}</td><td>500</td>
+ *       <td>[1, 100000] messages</td></tr>
+ *   <tr><td>{@value #POLL_INTERVAL_MS_CONFIG}</td><td>{@link Builder#pollInterval}</td><td>1000 ms</td>
+ *       <td>[1 ms, 1 day]</td></tr>
+ *   <tr><td>{@value #LEASE_DURATION_MS_CONFIG}</td><td>{@link Builder#leaseDuration}</td><td>30000 ms</td>
+ *       <td>[2 ms, 1 day], more than the renew interval</td></tr>
+ *   <tr><td>{@value #LEASE_RENEW_INTERVAL_MS_CONFIG}</td><td>{@link Builder#leaseRenewInterval}</td>
+ *       <td>10000 ms</td><td>[1 ms, 1 day], less than the lease duration</td></tr>
+ *   <tr><td>{@value #ERROR_BACKOFF_MS_CONFIG}</td><td>{@link Builder#errorBackoff}</td><td>1000 ms</td>
+ *       <td>[1 ms, 1 day]</td></tr>
+ *   <tr><td>{@value #ERROR_BACKOFF_MAX_MS_CONFIG}</td><td>{@link Builder#maxErrorBackoff}</td>
+ *       <td>30000 ms</td><td>[1 ms, 1 day], at least the error backoff</td></tr>
+ *   <tr><td>{@value #MESSAGE_ID_HEADER_CONFIG}</td><td>{@link Builder#messageIdHeader}</td>
+ *       <td>{@value #DEFAULT_MESSAGE_ID_HEADER}</td><td>not blank</td></tr>
+ *   <tr><td>{@value #MAX_PUBLISH_DURATION_MS_CONFIG}</td><td>{@link Builder#maxPublishDuration}</td>
+ *       <td>none</td><td>[1 ms, 1 day]; plus the renew interval, less than the lease duration;
+ *       required when the store lacks lease renewal (C1)</td></tr>
+ *   <tr><td>{@value #CLOSE_TIMEOUT_MS_CONFIG}</td><td>{@link Builder#closeTimeout}</td><td>30000 ms</td>
+ *       <td>[0 ms, 1 day]</td></tr>
+ *   </tbody>
+ * </table>
+ *
+ * <p>Instances are immutable and thread-safe.
+ */
+public final class RelayOptions {
+
+    /** Key of {@link #relayId()}. */
+    public static final String RELAY_ID_CONFIG = "relay.id";
+    /** Key of {@link #bucketCount()}. */
+    public static final String BUCKET_COUNT_CONFIG = "bucket.count";
+    /** Key of {@link #batchSize()}. */
+    public static final String BATCH_SIZE_CONFIG = "batch.size";
+    /** Key of {@link #pollInterval()}, in milliseconds. */
+    public static final String POLL_INTERVAL_MS_CONFIG = "poll.interval.ms";
+    /** Key of {@link #leaseDuration()}, in milliseconds. */
+    public static final String LEASE_DURATION_MS_CONFIG = "lease.duration.ms";
+    /** Key of {@link #leaseRenewInterval()}, in milliseconds. */
+    public static final String LEASE_RENEW_INTERVAL_MS_CONFIG = "lease.renew.interval.ms";
+    /** Key of {@link #errorBackoff()}, in milliseconds. */
+    public static final String ERROR_BACKOFF_MS_CONFIG = "error.backoff.ms";
+    /** Key of {@link #maxErrorBackoff()}, in milliseconds. */
+    public static final String ERROR_BACKOFF_MAX_MS_CONFIG = "error.backoff.max.ms";
+    /** Key of {@link #messageIdHeader()}. */
+    public static final String MESSAGE_ID_HEADER_CONFIG = "message.id.header";
+    /** Key of {@link #maxPublishDuration()}, in milliseconds. */
+    public static final String MAX_PUBLISH_DURATION_MS_CONFIG = "max.publish.duration.ms";
+    /** Key of {@link #closeTimeout()}, in milliseconds. */
+    public static final String CLOSE_TIMEOUT_MS_CONFIG = "close.timeout.ms";
+
+    /** Default {@link #bucketCount()}: 8. */
+    public static final int DEFAULT_BUCKET_COUNT = 8;
+    /** Default {@link #batchSize()}: 500 messages. */
+    public static final int DEFAULT_BATCH_SIZE = 500;
+    /** Default {@link #pollInterval()}: 1 s. */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+    /** Default {@link #leaseDuration()}: 30 s. */
+    public static final Duration DEFAULT_LEASE_DURATION = Duration.ofSeconds(30);
+    /** Default {@link #leaseRenewInterval()}: 10 s. */
+    public static final Duration DEFAULT_LEASE_RENEW_INTERVAL = Duration.ofSeconds(10);
+    /** Default {@link #errorBackoff()}: 1 s. */
+    public static final Duration DEFAULT_ERROR_BACKOFF = Duration.ofSeconds(1);
+    /** Default {@link #maxErrorBackoff()}: 30 s. */
+    public static final Duration DEFAULT_MAX_ERROR_BACKOFF = Duration.ofSeconds(30);
+    /** Default {@link #messageIdHeader()}: {@value}. */
+    public static final String DEFAULT_MESSAGE_ID_HEADER = "x-outbox-message-id";
+    /** Default {@link #closeTimeout()}: 30 s. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Largest {@link #bucketCount()}. */
+    public static final int MAX_BUCKET_COUNT = 65_536;
+    /** Largest {@link #batchSize()}. */
+    public static final int MAX_BATCH_SIZE = 100_000;
+    /** Longest duration any option accepts: one day. */
+    public static final Duration MAX_DURATION = Duration.ofDays(1);
+
+    private static final long MAX_MS = MAX_DURATION.toMillis();
+    private static final ConfigDef CONFIG_DEF = new ConfigDef()
+            .define(RELAY_ID_CONFIG, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
+                    "This relay's id, unique among the relays sharing a store: 1 to 128 characters, not blank, no "
+                            + "control characters. Default: host name, process id and a random suffix.")
+            .define(BUCKET_COUNT_CONFIG, ConfigDef.Type.INT, DEFAULT_BUCKET_COUNT,
+                    ConfigDef.Range.between(1, MAX_BUCKET_COUNT), ConfigDef.Importance.HIGH,
+                    "The number of ordering buckets. Must be the same on every writer and relay of a store; "
+                            + "equal to the topic's partition count, a bucket is a partition.")
+            .define(BATCH_SIZE_CONFIG, ConfigDef.Type.INT, DEFAULT_BATCH_SIZE,
+                    ConfigDef.Range.between(1, MAX_BATCH_SIZE), ConfigDef.Importance.MEDIUM,
+                    "The most messages read and published per bucket per sweep.")
+            .define(POLL_INTERVAL_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_POLL_INTERVAL.toMillis(),
+                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    "How often, in milliseconds, the relay looks for pending messages without a wake-up.")
+            .define(LEASE_DURATION_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_LEASE_DURATION.toMillis(),
+                    ConfigDef.Range.between(2, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    "How long, in milliseconds, a bucket lease lasts after the call that granted or renewed it; "
+                            + "a dead relay's buckets are taken over after this long. More than "
+                            + LEASE_RENEW_INTERVAL_MS_CONFIG + ".")
+            .define(LEASE_RENEW_INTERVAL_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_LEASE_RENEW_INTERVAL.toMillis(),
+                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    "How often, in milliseconds, the relay renews its leases and rebalances buckets, also "
+                            + "while a publish is in flight. Less than " + LEASE_DURATION_MS_CONFIG + ".")
+            .define(ERROR_BACKOFF_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_ERROR_BACKOFF.toMillis(),
+                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.LOW,
+                    "The first wait, in milliseconds, after a failed publish or store call; doubled after "
+                            + "each further failure in a row, up to " + ERROR_BACKOFF_MAX_MS_CONFIG + ".")
+            .define(ERROR_BACKOFF_MAX_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_MAX_ERROR_BACKOFF.toMillis(),
+                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.LOW,
+                    "The longest wait, in milliseconds, after failures in a row. At least "
+                            + ERROR_BACKOFF_MS_CONFIG + ".")
+            .define(MESSAGE_ID_HEADER_CONFIG, ConfigDef.Type.STRING, DEFAULT_MESSAGE_ID_HEADER,
+                    ConfigDef.Importance.LOW,
+                    "The record header that carries each message's id (a UUID string in UTF-8).")
+            .define(MAX_PUBLISH_DURATION_MS_CONFIG, ConfigDef.Type.LONG, null, ConfigDef.Importance.MEDIUM,
+                    "The longest one publish call may take, in milliseconds, whole batch included. Required, "
+                            + "and only used, when the store cannot renew leases during a publish; plus "
+                            + LEASE_RENEW_INTERVAL_MS_CONFIG + " it must be less than " + LEASE_DURATION_MS_CONFIG
+                            + ". A publish taking longer stops the relay.")
+            .define(CLOSE_TIMEOUT_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_CLOSE_TIMEOUT.toMillis(),
+                    ConfigDef.Range.between(0, MAX_MS), ConfigDef.Importance.LOW,
+                    "How long, in milliseconds, close() waits for an in-flight publish to finish.");
+
+    private final String relayId;
+    private final int bucketCount;
+    private final int batchSize;
+    private final Duration pollInterval;
+    private final Duration leaseDuration;
+    private final Duration leaseRenewInterval;
+    private final Duration errorBackoff;
+    private final Duration maxErrorBackoff;
+    private final String messageIdHeader;
+    private final Duration maxPublishDuration;
+    private final Duration closeTimeout;
+
+    private RelayOptions(Builder b) {
+        this.relayId = b.relayId == null ? defaultRelayId() : requireRelayId(b.relayId);
+        this.bucketCount = requireRange(BUCKET_COUNT_CONFIG, b.bucketCount, 1, MAX_BUCKET_COUNT);
+        this.batchSize = requireRange(BATCH_SIZE_CONFIG, b.batchSize, 1, MAX_BATCH_SIZE);
+        this.pollInterval = requireDuration(POLL_INTERVAL_MS_CONFIG, b.pollInterval, 1);
+        this.leaseDuration = requireDuration(LEASE_DURATION_MS_CONFIG, b.leaseDuration, 2);
+        this.leaseRenewInterval = requireDuration(LEASE_RENEW_INTERVAL_MS_CONFIG, b.leaseRenewInterval, 1);
+        this.errorBackoff = requireDuration(ERROR_BACKOFF_MS_CONFIG, b.errorBackoff, 1);
+        this.maxErrorBackoff = requireDuration(ERROR_BACKOFF_MAX_MS_CONFIG, b.maxErrorBackoff, 1);
+        this.messageIdHeader = requireHeader(b.messageIdHeader);
+        this.maxPublishDuration = b.maxPublishDuration == null ? null
+                : requireDuration(MAX_PUBLISH_DURATION_MS_CONFIG, b.maxPublishDuration, 1);
+        this.closeTimeout = requireDuration(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout, 0);
+        if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
+            throw invalid(LEASE_RENEW_INTERVAL_MS_CONFIG, leaseRenewInterval.toMillis(),
+                    "must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
+        }
+        if (maxErrorBackoff.toMillis() < errorBackoff.toMillis()) {
+            throw invalid(ERROR_BACKOFF_MAX_MS_CONFIG, maxErrorBackoff.toMillis(),
+                    "must be at least " + ERROR_BACKOFF_MS_CONFIG + " (" + errorBackoff.toMillis() + ")");
+        }
+        if (maxPublishDuration != null
+                && maxPublishDuration.toMillis() + leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
+            throw invalid(MAX_PUBLISH_DURATION_MS_CONFIG, maxPublishDuration.toMillis(),
+                    "plus " + LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
+                            + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis()
+                            + "), so a publish that starts on a fresh lease ends before the lease does");
+        }
+    }
+
+    /**
+     * A builder holding every default and no relay id (one is generated at {@link Builder#build()}).
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Every default, with a newly generated relay id.
+     *
+     * @return the options
+     */
+    public static RelayOptions defaults() {
+        return builder().build();
+    }
+
+    /**
+     * Parses options from string settings with the keys of {@link #configDef()}; missing keys take
+     * their defaults.
+     *
+     * @param properties the settings, for example {@code bucket.count=16}; not null
+     * @return the options
+     * @throws OutboxMisconfigurationException naming the key and the bad value when a key is
+     *     unknown, a value does not parse, or a value or combination is out of range
+     */
+    public static RelayOptions fromProperties(Map<String, String> properties) {
+        Objects.requireNonNull(properties, "properties must not be null");
+        Set<String> unknown = new TreeSet<>(properties.keySet());
+        unknown.removeAll(CONFIG_DEF.names());
+        if (!unknown.isEmpty()) {
+            throw new OutboxMisconfigurationException("unknown relay option(s) " + unknown + "; the relay accepts "
+                    + new TreeSet<>(CONFIG_DEF.names()));
+        }
+        Map<String, Object> parsed;
+        try {
+            parsed = CONFIG_DEF.parse(properties);
+        } catch (ConfigException e) {
+            throw new OutboxMisconfigurationException("invalid relay option: " + e.getMessage(), e);
+        }
+        Builder b = builder()
+                .bucketCount((Integer) parsed.get(BUCKET_COUNT_CONFIG))
+                .batchSize((Integer) parsed.get(BATCH_SIZE_CONFIG))
+                .pollInterval(millis(parsed, POLL_INTERVAL_MS_CONFIG))
+                .leaseDuration(millis(parsed, LEASE_DURATION_MS_CONFIG))
+                .leaseRenewInterval(millis(parsed, LEASE_RENEW_INTERVAL_MS_CONFIG))
+                .errorBackoff(millis(parsed, ERROR_BACKOFF_MS_CONFIG))
+                .maxErrorBackoff(millis(parsed, ERROR_BACKOFF_MAX_MS_CONFIG))
+                .messageIdHeader((String) parsed.get(MESSAGE_ID_HEADER_CONFIG))
+                .maxPublishDuration(millis(parsed, MAX_PUBLISH_DURATION_MS_CONFIG))
+                .closeTimeout(millis(parsed, CLOSE_TIMEOUT_MS_CONFIG));
+        String relayId = (String) parsed.get(RELAY_ID_CONFIG);
+        if (relayId != null) {
+            b.relayId(relayId);
+        }
+        return b.build();
+    }
+
+    private static Duration millis(Map<String, Object> parsed, String key) {
+        Long value = (Long) parsed.get(key);
+        return value == null ? null : Duration.ofMillis(value);
+    }
+
+    /**
+     * Every option's key, type, default, valid range and documentation, for a {@code --help}
+     * text ({@link ConfigDef#toRst()}) or a configuration UI.
+     *
+     * @return a new copy of the definition
+     */
+    public static ConfigDef configDef() {
+        return new ConfigDef(CONFIG_DEF);
+    }
+
+    /**
+     * A relay id unique to this call: the host name, the process id and eight random hex digits,
+     * for example {@code web-7f9c-4711-3fa85f64}. The host name comes from the {@code HOSTNAME}
+     * or {@code COMPUTERNAME} environment variable, else from the local address; characters other
+     * than letters, digits, '.', '_' and '-' become '_'.
+     *
+     * @return a valid relay id of at most 100 characters
+     */
+    public static String defaultRelayId() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            host = System.getenv("COMPUTERNAME");
+        }
+        if (host == null || host.isBlank()) {
+            try {
+                host = InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException | SecurityException e) {
+                host = "host";
+            }
+        }
+        host = host.replaceAll("[^A-Za-z0-9._-]", "_");
+        if (host.length() > 64) {
+            host = host.substring(0, 64);
+        }
+        byte[] random = new byte[4];
+        ThreadLocalRandom.current().nextBytes(random);
+        return host + "-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(random);
+    }
+
+    /**
+     * This relay's id; two relays sharing a store must never share an id.
+     *
+     * @return the id, valid for {@link LeaseRequest}
+     */
+    public String relayId() {
+        return relayId;
+    }
+
+    /**
+     * The number of buckets, the same on every writer and relay of a store.
+     *
+     * @return the bucket count, in {@code [1, 65536]}
+     */
+    public int bucketCount() {
+        return bucketCount;
+    }
+
+    /**
+     * The most messages read and published per bucket per sweep (R4).
+     *
+     * @return the batch size, in {@code [1, 100000]}
+     */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /**
+     * How often the relay looks for pending messages without a wake-up (R8).
+     *
+     * @return the interval, at least 1 ms
+     */
+    public Duration pollInterval() {
+        return pollInterval;
+    }
+
+    /**
+     * How long a lease lasts, counted from before the call that granted or renewed it (R1).
+     *
+     * @return the duration, at least 2 ms and more than {@link #leaseRenewInterval()}
+     */
+    public Duration leaseDuration() {
+        return leaseDuration;
+    }
+
+    /**
+     * How often leases are renewed and buckets rebalanced, also during a publish (R5).
+     *
+     * @return the interval, at least 1 ms and less than {@link #leaseDuration()}
+     */
+    public Duration leaseRenewInterval() {
+        return leaseRenewInterval;
+    }
+
+    /**
+     * The first wait after a failure; it doubles with each further failure in a row (R3).
+     *
+     * @return the backoff, at least 1 ms
+     */
+    public Duration errorBackoff() {
+        return errorBackoff;
+    }
+
+    /**
+     * The cap of the exponential error backoff (R3).
+     *
+     * @return the cap, at least {@link #errorBackoff()}
+     */
+    public Duration maxErrorBackoff() {
+        return maxErrorBackoff;
+    }
+
+    /**
+     * The header that carries each message's id (K2). The relay does not read it; pass it to the
+     * publisher, as {@link KafkaOutboxPublisher#KafkaOutboxPublisher(Map, String)} does.
+     *
+     * @return the header name, not blank
+     */
+    public String messageIdHeader() {
+        return messageIdHeader;
+    }
+
+    /**
+     * The longest one publish call may take, whole batch included; required, and only used, when
+     * the store does not implement {@link io.outbox.spi.LeaseRenewal} (R5).
+     *
+     * @return the budget, or null when not set
+     */
+    public Duration maxPublishDuration() {
+        return maxPublishDuration;
+    }
+
+    /**
+     * How long {@link OutboxRelay#close()} waits for an in-flight publish (R9).
+     *
+     * @return the timeout, at least 0
+     */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
+    /**
+     * These options as string settings that {@link #fromProperties(Map)} reads back to equal
+     * options; {@value #MAX_PUBLISH_DURATION_MS_CONFIG} is left out when not set.
+     *
+     * @return the settings by key, in definition order; a new mutable map
+     */
+    public Map<String, String> toProperties() {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put(RELAY_ID_CONFIG, relayId);
+        p.put(BUCKET_COUNT_CONFIG, Integer.toString(bucketCount));
+        p.put(BATCH_SIZE_CONFIG, Integer.toString(batchSize));
+        p.put(POLL_INTERVAL_MS_CONFIG, Long.toString(pollInterval.toMillis()));
+        p.put(LEASE_DURATION_MS_CONFIG, Long.toString(leaseDuration.toMillis()));
+        p.put(LEASE_RENEW_INTERVAL_MS_CONFIG, Long.toString(leaseRenewInterval.toMillis()));
+        p.put(ERROR_BACKOFF_MS_CONFIG, Long.toString(errorBackoff.toMillis()));
+        p.put(ERROR_BACKOFF_MAX_MS_CONFIG, Long.toString(maxErrorBackoff.toMillis()));
+        p.put(MESSAGE_ID_HEADER_CONFIG, messageIdHeader);
+        if (maxPublishDuration != null) {
+            p.put(MAX_PUBLISH_DURATION_MS_CONFIG, Long.toString(maxPublishDuration.toMillis()));
+        }
+        p.put(CLOSE_TIMEOUT_MS_CONFIG, Long.toString(closeTimeout.toMillis()));
+        return p;
+    }
+
+    /**
+     * A builder initialized with these options.
+     *
+     * @return a new builder holding every value of this instance, relay id included
+     */
+    public Builder toBuilder() {
+        return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize).pollInterval(pollInterval)
+                .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
+                .maxErrorBackoff(maxErrorBackoff).messageIdHeader(messageIdHeader)
+                .maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RelayOptions other && toProperties().equals(other.toProperties());
+    }
+
+    @Override
+    public int hashCode() {
+        return toProperties().hashCode();
+    }
+
+    /** Lists every option by key. */
+    @Override
+    public String toString() {
+        return "RelayOptions" + toProperties();
+    }
+
+    private static String requireRelayId(String relayId) {
+        try {
+            return LeaseRequest.requireRelayId(relayId);
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("invalid " + RELAY_ID_CONFIG + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String requireHeader(String header) {
+        if (header == null || header.isBlank()) {
+            throw invalid(MESSAGE_ID_HEADER_CONFIG, header == null ? null : "'" + header + "'", "must not be blank");
+        }
+        return header;
+    }
+
+    private static int requireRange(String key, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw invalid(key, value, "must be in [" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    private static Duration requireDuration(String key, Duration value, long minMillis) {
+        if (value == null) {
+            throw invalid(key, null, "must not be null");
+        }
+        if (value.compareTo(MAX_DURATION) > 0 || value.toMillis() < minMillis) {
+            Object shown = value.compareTo(MAX_DURATION) > 0 ? value : value.toMillis() + " ms";
+            throw invalid(key, shown, "must be in [" + minMillis + ", " + MAX_MS + "] ms");
+        }
+        return value;
+    }
+
+    private static OutboxMisconfigurationException invalid(String key, Object value, String rule) {
+        return new OutboxMisconfigurationException("relay option " + key + " " + rule + " but was " + value);
+    }
+
+    /**
+     * Collects options; {@link #build()} validates them all (R10). Not thread-safe.
+     */
+    public static final class Builder {
+
+        private String relayId;
+        private int bucketCount = DEFAULT_BUCKET_COUNT;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration leaseDuration = DEFAULT_LEASE_DURATION;
+        private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
+        private Duration errorBackoff = DEFAULT_ERROR_BACKOFF;
+        private Duration maxErrorBackoff = DEFAULT_MAX_ERROR_BACKOFF;
+        private String messageIdHeader = DEFAULT_MESSAGE_ID_HEADER;
+        private Duration maxPublishDuration;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets {@value #RELAY_ID_CONFIG}.
+         *
+         * @param relayId 1 to 128 characters, not blank, no control characters; null for a
+         *     generated id ({@link #defaultRelayId()})
+         * @return this builder
+         */
+        public Builder relayId(String relayId) {
+            this.relayId = relayId;
+            return this;
+        }
+
+        /**
+         * Sets {@value #BUCKET_COUNT_CONFIG}.
+         *
+         * @param bucketCount in {@code [1, 65536]}; default 8
+         * @return this builder
+         */
+        public Builder bucketCount(int bucketCount) {
+            this.bucketCount = bucketCount;
+            return this;
+        }
+
+        /**
+         * Sets {@value #BATCH_SIZE_CONFIG}.
+         *
+         * @param batchSize messages per bucket per sweep, in {@code [1, 100000]}; default 500
+         * @return this builder
+         */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets {@value #POLL_INTERVAL_MS_CONFIG}.
+         *
+         * @param pollInterval in {@code [1 ms, 1 day]}; default 1 s
+         * @return this builder
+         */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+            return this;
+        }
+
+        /**
+         * Sets {@value #LEASE_DURATION_MS_CONFIG}.
+         *
+         * @param leaseDuration in {@code [2 ms, 1 day]}, more than the renew interval; default 30 s
+         * @return this builder
+         */
+        public Builder leaseDuration(Duration leaseDuration) {
+            this.leaseDuration = leaseDuration;
+            return this;
+        }
+
+        /**
+         * Sets {@value #LEASE_RENEW_INTERVAL_MS_CONFIG}.
+         *
+         * @param leaseRenewInterval in {@code [1 ms, 1 day]}, less than the lease duration;
+         *     default 10 s
+         * @return this builder
+         */
+        public Builder leaseRenewInterval(Duration leaseRenewInterval) {
+            this.leaseRenewInterval = leaseRenewInterval;
+            return this;
+        }
+
+        /**
+         * Sets {@value #ERROR_BACKOFF_MS_CONFIG}.
+         *
+         * @param errorBackoff in {@code [1 ms, 1 day]}; default 1 s
+         * @return this builder
+         */
+        public Builder errorBackoff(Duration errorBackoff) {
+            this.errorBackoff = errorBackoff;
+            return this;
+        }
+
+        /**
+         * Sets {@value #ERROR_BACKOFF_MAX_MS_CONFIG}.
+         *
+         * @param maxErrorBackoff in {@code [1 ms, 1 day]}, at least the error backoff; default 30 s
+         * @return this builder
+         */
+        public Builder maxErrorBackoff(Duration maxErrorBackoff) {
+            this.maxErrorBackoff = maxErrorBackoff;
+            return this;
+        }
+
+        /**
+         * Sets {@value #MESSAGE_ID_HEADER_CONFIG}.
+         *
+         * @param messageIdHeader not blank; default {@value #DEFAULT_MESSAGE_ID_HEADER}
+         * @return this builder
+         */
+        public Builder messageIdHeader(String messageIdHeader) {
+            this.messageIdHeader = messageIdHeader;
+            return this;
+        }
+
+        /**
+         * Sets {@value #MAX_PUBLISH_DURATION_MS_CONFIG}.
+         *
+         * @param maxPublishDuration in {@code [1 ms, 1 day]}, and plus the renew interval less than
+         *     the lease duration; null (the default) for none
+         * @return this builder
+         */
+        public Builder maxPublishDuration(Duration maxPublishDuration) {
+            this.maxPublishDuration = maxPublishDuration;
+            return this;
+        }
+
+        /**
+         * Sets {@value #CLOSE_TIMEOUT_MS_CONFIG}.
+         *
+         * @param closeTimeout in {@code [0, 1 day]}; default 30 s
+         * @return this builder
+         */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
+            return this;
+        }
+
+        /**
+         * Validates every option and builds the options.
+         *
+         * @return the options
+         * @throws OutboxMisconfigurationException naming the option (by its key) and the bad value
+         */
+        public RelayOptions build() {
+            return new RelayOptions(this);
+        }
+    }
+}

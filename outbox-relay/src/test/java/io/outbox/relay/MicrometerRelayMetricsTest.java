@@ -1,0 +1,50 @@
+package io.outbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.outbox.tck.InMemoryOutboxStore;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MicrometerRelayMetricsTest {
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final MutableClock clock = new MutableClock();
+    private final InMemoryOutboxStore store = new InMemoryOutboxStore(clock);
+
+    @Test
+    void countsPublishedMessagesFailuresOwnedBucketsAndTheBacklog() {
+        store.enqueue(TestMessages.messages("orders", "k", 5, 4, clock));
+        ScriptedPublisher publisher = new ScriptedPublisher();
+        boolean[] failOnce = {true};
+        publisher.answer(batch -> {
+            if (failOnce[0]) {
+                failOnce[0] = false;
+                return PublishResult.failure(2, new RuntimeException("refused"));
+            }
+            return PublishResult.success(batch.size());
+        });
+        RelayOptions options = RelayOptions.builder().relayId("metrics").bucketCount(4)
+                .pollInterval(Duration.ofMillis(50)).errorBackoff(Duration.ofMillis(10)).build();
+
+        try (MicrometerRelayMetrics metrics = new MicrometerRelayMetrics(registry, List.of(Tag.of("outbox", "orders")),
+                store, Duration.ofMillis(50));
+             OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options).clock(clock).listener(metrics)
+                     .build()) {
+            relay.start();
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("outbox.relay.published")
+                    .tag("outbox", "orders").counter().count() == 5);
+            assertThat(registry.get("outbox.relay.publish.failures").counter().count()).isEqualTo(1);
+            assertThat(registry.get("outbox.relay.owned.buckets").gauge().value()).isEqualTo(4);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> registry.get("outbox.relay.pending.messages").gauge().value() == 0);
+            assertThat(registry.get("outbox.relay.pending.oldest.age").gauge().value()).isZero();
+        }
+        assertThat(registry.getMeters()).as("close removes the meters").isEmpty();
+    }
+}

@@ -1,0 +1,126 @@
+package io.outbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class RelayOptionsTest {
+
+    @Test
+    void r10_theDefaultsAreTheDesignsDefaults() {
+        RelayOptions options = RelayOptions.defaults();
+
+        assertThat(options.bucketCount()).isEqualTo(8);
+        assertThat(options.batchSize()).isEqualTo(500);
+        assertThat(options.pollInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(options.leaseDuration()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(options.leaseRenewInterval()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(options.errorBackoff()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(options.maxErrorBackoff()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(options.messageIdHeader()).isEqualTo("x-outbox-message-id");
+        assertThat(options.maxPublishDuration()).isNull();
+        assertThat(options.closeTimeout()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void r10_theDefaultRelayIdNamesHostAndProcessAndDiffersEachTime() {
+        String id = RelayOptions.defaults().relayId();
+
+        assertThat(id).matches("[A-Za-z0-9._-]+-" + ProcessHandle.current().pid() + "-[0-9a-f]{8}");
+        assertThat(RelayOptions.defaults().relayId()).isNotEqualTo(id);
+    }
+
+    static Stream<Arguments> badOptions() {
+        return Stream.of(
+                bad(b -> b.bucketCount(0), "relay option bucket.count must be in [1, 65536] but was 0"),
+                bad(b -> b.batchSize(-3), "relay option batch.size must be in [1, 100000] but was -3"),
+                bad(b -> b.pollInterval(Duration.ZERO), "relay option poll.interval.ms must be in [1, 86400000] ms but was 0 ms"),
+                bad(b -> b.pollInterval(null), "relay option poll.interval.ms must not be null but was null"),
+                bad(b -> b.leaseDuration(Duration.ofDays(2)), "relay option lease.duration.ms must be in [2, 86400000] ms but was PT48H"),
+                bad(b -> b.leaseRenewInterval(Duration.ofSeconds(30)),
+                        "relay option lease.renew.interval.ms must be less than lease.duration.ms (30000) but was 30000"),
+                bad(b -> b.errorBackoff(Duration.ofMillis(-5)), "relay option error.backoff.ms must be in [1, 86400000] ms but was -5 ms"),
+                bad(b -> b.maxErrorBackoff(Duration.ofMillis(500)),
+                        "relay option error.backoff.max.ms must be at least error.backoff.ms (1000) but was 500"),
+                bad(b -> b.messageIdHeader(" "), "relay option message.id.header must not be blank but was ' '"),
+                bad(b -> b.maxPublishDuration(Duration.ofSeconds(20)),
+                        "relay option max.publish.duration.ms plus lease.renew.interval.ms (10000) must be less than "
+                                + "lease.duration.ms (30000), so a publish that starts on a fresh lease ends before the "
+                                + "lease does but was 20000"),
+                bad(b -> b.closeTimeout(Duration.ofMillis(-1)), "relay option close.timeout.ms must be in [0, 86400000] ms but was -1 ms"),
+                bad(b -> b.relayId("a\tb"), "invalid relay.id: relayId must not contain control characters: 'a?b'"));
+    }
+
+    private static Arguments bad(UnaryOperator<RelayOptions.Builder> change, String message) {
+        return Arguments.of(change, message);
+    }
+
+    @ParameterizedTest
+    @MethodSource("badOptions")
+    void r10_everyOptionIsValidatedNamingTheKeyAndTheBadValue(UnaryOperator<RelayOptions.Builder> change,
+                                                              String message) {
+        assertThatThrownBy(() -> change.apply(RelayOptions.builder()).build())
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessage(message);
+    }
+
+    @Test
+    void r10_propertiesRoundTripAndEveryKeyIsParsed() {
+        RelayOptions options = RelayOptions.builder().relayId("relay-7").bucketCount(12).batchSize(50)
+                .pollInterval(Duration.ofMillis(250)).leaseDuration(Duration.ofSeconds(60))
+                .leaseRenewInterval(Duration.ofSeconds(5)).errorBackoff(Duration.ofMillis(100))
+                .maxErrorBackoff(Duration.ofSeconds(8)).messageIdHeader("id").maxPublishDuration(Duration.ofSeconds(40))
+                .closeTimeout(Duration.ZERO).build();
+
+        Map<String, String> properties = options.toProperties();
+
+        assertThat(properties).containsOnlyKeys(RelayOptions.configDef().names());
+        assertThat(RelayOptions.fromProperties(properties)).isEqualTo(options);
+        assertThat(options.toBuilder().build()).isEqualTo(options);
+    }
+
+    @Test
+    void r10_missingPropertiesTakeTheirDefaults() {
+        RelayOptions options = RelayOptions.fromProperties(Map.of("bucket.count", "16", "lease.duration.ms", "45000"));
+
+        assertThat(options.bucketCount()).isEqualTo(16);
+        assertThat(options.leaseDuration()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(options.batchSize()).isEqualTo(500);
+        assertThat(options.relayId()).isNotBlank();
+    }
+
+    @Test
+    void r10_unknownOrMalformedPropertiesAreRefusedNamingThem() {
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("bucket.cont", "8")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageStartingWith("unknown relay option(s) [bucket.cont]; the relay accepts [batch.size, ");
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("batch.size", "lots")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("batch.size").hasMessageContaining("lots");
+        Map<String, String> outOfRange = new HashMap<>();
+        outOfRange.put("lease.renew.interval.ms", "0");
+        assertThatThrownBy(() -> RelayOptions.fromProperties(outOfRange))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("lease.renew.interval.ms").hasMessageContaining("0");
+    }
+
+    @Test
+    void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
+        var keys = RelayOptions.configDef().configKeys();
+
+        assertThat(keys).hasSize(11);
+        assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
+        assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);
+        assertThat(keys.get("max.publish.duration.ms").defaultValue).isNull();
+        assertThat(keys.values()).allSatisfy(k -> assertThat(k.documentation).isNotBlank());
+    }
+}

@@ -1,0 +1,53 @@
+package io.outbox.relay;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/** Reads a whole topic from the beginning up to its end offsets at the time of the call. */
+final class TopicReader {
+
+    private TopicReader() {
+    }
+
+    static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrapServers, String topic) {
+        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                     new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+            List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("could not read " + topic + " up to " + end);
+                }
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+            }
+            return records;
+        }
+    }
+
+    /** The message id a record carries in its last header of that name. */
+    static UUID messageId(ConsumerRecord<byte[], byte[]> record, String header) {
+        Header h = record.headers().lastHeader(header);
+        return UUID.fromString(new String(h.value(), StandardCharsets.UTF_8));
+    }
+
+    static UUID messageId(ConsumerRecord<byte[], byte[]> record) {
+        return messageId(record, RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+    }
+}
