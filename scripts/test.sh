@@ -140,7 +140,8 @@ ensure_jongodb() {
 # Lists every skipped test with its reason, so that a skip is never mistaken for a pass.
 report_skipped() {
     local reports
-    reports=$(find "$ROOT" -path '*/target/surefire-reports/TEST-*.xml' -newer "$RUN_DIR/started" 2>/dev/null || true)
+    reports=$(find "$ROOT" \( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/target/failsafe-reports/TEST-*.xml' \) \
+        -newer "$RUN_DIR/started" 2>/dev/null || true)
     [[ -z "$reports" ]] && return 0
     # shellcheck disable=SC2086
     perl -0777 -ne '

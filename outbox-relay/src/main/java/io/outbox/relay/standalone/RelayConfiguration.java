@@ -1,0 +1,399 @@
+package io.outbox.relay.standalone;
+
+import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.RelayOptions;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStoreConfig;
+import io.outbox.spi.OutboxStoreProvider;
+import io.outbox.spi.OutboxStores;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * The standalone relay's configuration: one properties file, overridden by environment variables
+ * ({@link EnvironmentVariables}). Keys:
+ *
+ * <ul>
+ *   <li>{@code store}: the store's provider name, found with {@link OutboxStores};</li>
+ *   <li>{@code store.<setting>}: the provider's settings, passed without the prefix;</li>
+ *   <li>{@code kafka.<setting>}: Kafka producer settings, passed without the prefix to
+ *       {@link KafkaOutboxPublisher}, which enforces its own (rule K1);</li>
+ *   <li>{@code relay.<option>}: {@link RelayOptions}, by their keys, with {@code relay.} put in
+ *       front of those that do not start with it ({@code relay.bucket.count}, but
+ *       {@code relay.id}).</li>
+ * </ul>
+ *
+ * <p>{@link #read} reads and sorts the settings and finds the provider and the secrets, without
+ * validating values, so that a {@link Redactor} exists before any value can appear in a message;
+ * {@link #resolve()} then validates everything without connecting to anything.
+ */
+final class RelayConfiguration {
+
+    /** Key of the store's provider name. */
+    static final String STORE = "store";
+    /** Prefix of store settings. */
+    static final String STORE_PREFIX = "store.";
+    /** Prefix of Kafka producer settings. */
+    static final String KAFKA_PREFIX = "kafka.";
+    /** Prefix of relay options. */
+    static final String RELAY_PREFIX = "relay.";
+
+    /** Kafka's {@code client.id} when not set: this prefix and the relay id. */
+    static final String CLIENT_ID_PREFIX = "outbox-relay-";
+
+    /** Relay option keys by the key they have in the file. */
+    private static final Map<String, String> RELAY_KEYS = relayKeys();
+
+    private final Map<String, String> storeSettings;
+    private final Map<String, String> kafkaSettings;
+    private final Map<String, String> relaySettings;
+    private final Map<String, String> origins;
+    private final List<String> ignoredVariables;
+    private final OutboxStoreProvider provider;
+    private final Set<String> secretKeys;
+    private final Redactor redactor;
+
+    private RelayConfiguration(Map<String, String> storeSettings, Map<String, String> kafkaSettings,
+                               Map<String, String> relaySettings, Map<String, String> origins,
+                               List<String> ignoredVariables, OutboxStoreProvider provider, Set<String> secretKeys,
+                               Redactor redactor) {
+        this.storeSettings = storeSettings;
+        this.kafkaSettings = kafkaSettings;
+        this.relaySettings = relaySettings;
+        this.origins = origins;
+        this.ignoredVariables = ignoredVariables;
+        this.provider = provider;
+        this.secretKeys = secretKeys;
+        this.redactor = redactor;
+    }
+
+    /**
+     * Reads the settings of a file and an environment; the environment wins.
+     *
+     * @param file the properties file (UTF-8), or null for the environment alone
+     * @param environment the environment variables; not null
+     * @return the configuration, not yet validated
+     * @throws OutboxMisconfigurationException if the file cannot be read, a key is unknown, no
+     *     store is selected, or no provider has the store's name; messages name keys, never values
+     */
+    static RelayConfiguration read(Path file, Map<String, String> environment) {
+        Map<String, String> settings = new TreeMap<>();
+        Map<String, String> origins = new TreeMap<>();
+        if (file != null) {
+            Properties properties = load(file);
+            for (String key : properties.stringPropertyNames()) {
+                settings.put(key, properties.getProperty(key));
+                origins.put(key, file.toString());
+            }
+        }
+        EnvironmentVariables.Found env = EnvironmentVariables.read(environment);
+        settings.putAll(env.settings());
+        env.variables().forEach((key, variable) -> origins.put(key, "environment " + variable));
+
+        Groups groups = Groups.of(settings);
+        String storeName = settings.get(STORE);
+        if (storeName == null || storeName.isBlank()) {
+            throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
+                    + EnvironmentVariables.variableFor(STORE) + ") to one of " + providerNames());
+        }
+        OutboxStoreProvider provider = OutboxStores.provider(storeName.trim());
+
+        Set<String> secretKeys = new TreeSet<>();
+        Set<String> secrets = new LinkedHashSet<>();
+        ConfigDef storeDef = provider.configDef();
+        storeDef.configKeys().values().forEach(key -> {
+            if (key.type == ConfigDef.Type.PASSWORD && key.hasDefault() && key.defaultValue != null) {
+                secrets.add(key.defaultValue instanceof Password p ? p.value() : String.valueOf(key.defaultValue));
+            }
+        });
+        findSecrets(STORE_PREFIX, groups.store(), storeDef, secretKeys, secrets);
+        findSecrets(KAFKA_PREFIX, groups.kafka(), ProducerConfig.configDef(), secretKeys, secrets);
+        settings.values().forEach(value -> secrets.addAll(Redactor.embeddedSecrets(value)));
+        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(),
+                Collections.unmodifiableMap(origins), env.ignored(), provider, Collections.unmodifiableSet(secretKeys),
+                Redactor.of(secrets));
+    }
+
+    /** The values of settings that are passwords by type or secrets by name, and their keys. */
+    private static void findSecrets(String prefix, Map<String, String> settings, ConfigDef definition,
+                                    Set<String> secretKeys, Set<String> secrets) {
+        settings.forEach((key, value) -> {
+            ConfigDef.ConfigKey configKey = definition.configKeys().get(key);
+            if ((configKey != null && configKey.type == ConfigDef.Type.PASSWORD) || Redactor.isSecretKey(key)) {
+                secretKeys.add(prefix + key);
+                secrets.add(value);
+            }
+        });
+    }
+
+    /**
+     * The settings sorted by prefix, without it; relay options under their {@link RelayOptions}
+     * keys.
+     */
+    private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay) {
+
+        static Groups of(Map<String, String> settings) {
+            Map<String, String> store = new TreeMap<>();
+            Map<String, String> kafka = new TreeMap<>();
+            Map<String, String> relay = new TreeMap<>();
+            Set<String> unknown = new TreeSet<>();
+            Set<String> unknownRelay = new TreeSet<>();
+            settings.forEach((key, value) -> {
+                if (key.equals(STORE)) {
+                    return;
+                }
+                if (key.startsWith(STORE_PREFIX) && key.length() > STORE_PREFIX.length()) {
+                    store.put(key.substring(STORE_PREFIX.length()), value);
+                } else if (key.startsWith(KAFKA_PREFIX) && key.length() > KAFKA_PREFIX.length()) {
+                    kafka.put(key.substring(KAFKA_PREFIX.length()), value);
+                } else if (key.startsWith(RELAY_PREFIX) && RELAY_KEYS.containsKey(key)) {
+                    relay.put(RELAY_KEYS.get(key), value);
+                } else if (key.startsWith(RELAY_PREFIX)) {
+                    unknownRelay.add(key);
+                } else {
+                    unknown.add(key);
+                }
+            });
+            if (!unknown.isEmpty()) {
+                throw new OutboxMisconfigurationException("unknown setting(s) " + unknown + ": a key is '" + STORE
+                        + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX + "' or '" + RELAY_PREFIX + "'");
+            }
+            if (!unknownRelay.isEmpty()) {
+                throw new OutboxMisconfigurationException("unknown relay option(s) " + unknownRelay
+                        + "; the relay accepts " + RELAY_KEYS.keySet());
+            }
+            return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
+                    Collections.unmodifiableMap(relay));
+        }
+    }
+
+    private static Properties load(Path file) {
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            properties.load(reader);
+        } catch (NoSuchFileException e) {
+            throw new OutboxMisconfigurationException("configuration file " + file + " does not exist", e);
+        } catch (IOException e) {
+            throw new OutboxMisconfigurationException("cannot read configuration file " + file + ": " + e, e);
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("configuration file " + file + " is not a valid properties "
+                    + "file: " + e.getMessage(), e);
+        }
+        return properties;
+    }
+
+    private static List<String> providerNames() {
+        return OutboxStores.providers().stream().map(OutboxStoreProvider::name).toList();
+    }
+
+    /**
+     * The key a relay option has in the file and in the environment.
+     *
+     * @param option a {@link RelayOptions} key, for example {@code bucket.count}
+     * @return the file key, for example {@code relay.bucket.count}; {@code relay.id} stays as is
+     */
+    static String relayFileKey(String option) {
+        return option.startsWith(RELAY_PREFIX) ? option : RELAY_PREFIX + option;
+    }
+
+    private static Map<String, String> relayKeys() {
+        Map<String, String> keys = new TreeMap<>();
+        RelayOptions.configDef().names().forEach(option -> keys.put(relayFileKey(option), option));
+        return Collections.unmodifiableMap(keys);
+    }
+
+    /**
+     * The redactor that hides this configuration's secrets.
+     *
+     * @return the redactor
+     */
+    Redactor redactor() {
+        return redactor;
+    }
+
+    /**
+     * The store's provider.
+     *
+     * @return the provider named by {@value #STORE}
+     */
+    OutboxStoreProvider provider() {
+        return provider;
+    }
+
+    /**
+     * The store settings, without the prefix.
+     *
+     * @return the settings, sorted; immutable
+     */
+    Map<String, String> storeSettings() {
+        return storeSettings;
+    }
+
+    /**
+     * Validates every setting, without connecting to anything: the store settings against the
+     * provider's definition (when it has one), the relay options, and the Kafka producer settings
+     * against Kafka's definition (types, required {@code bootstrap.servers}).
+     *
+     * @return the validated configuration
+     * @throws OutboxMisconfigurationException naming the setting; the message may hold a value,
+     *     so pass it through {@link #redactor()} before showing it
+     */
+    Resolved resolve() {
+        ConfigDef storeDef = provider.configDef();
+        OutboxStoreConfig storeConfig = null;
+        if (!storeDef.names().isEmpty()) {
+            try {
+                storeConfig = OutboxStoreConfig.parse(provider.name(), storeDef, storeSettings);
+            } catch (OutboxMisconfigurationException e) {
+                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): " + e.getMessage(),
+                        e);
+            }
+        }
+        RelayOptions options = RelayOptions.fromProperties(relaySettings);
+        Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
+        producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
+        Map<String, Object> effective = KafkaOutboxPublisher.effectiveConfig(producer);
+        try {
+            ProducerConfig.configDef().parse(effective);
+        } catch (ConfigException e) {
+            throw new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
+                    + e.getMessage(), e);
+        }
+        Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
+        unknownKafka.removeAll(ProducerConfig.configNames());
+        return new Resolved(options, storeConfig, Collections.unmodifiableMap(producer),
+                Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
+    }
+
+    /**
+     * A validated configuration.
+     *
+     * @param options the relay options; a relay id is generated when none is set, once
+     * @param storeConfig the parsed store settings with their defaults, or null when the provider
+     *     declares no settings
+     * @param producerSettings the producer settings to give the publisher: the user's, and a
+     *     {@code client.id} when they set none; the publisher applies rule K1 to them and logs
+     *     what it overrides
+     * @param producerConfig the producer settings the publisher will use (rule K1 applied), sorted
+     * @param unknownKafkaKeys Kafka settings that are not producer settings (passed through)
+     */
+    record Resolved(RelayOptions options, OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
+                    Map<String, Object> producerConfig, Set<String> unknownKafkaKeys) {
+    }
+
+    /**
+     * The effective configuration as a properties text with every secret shown as
+     * {@value Redactor#HIDDEN}: the relay options, the store settings with their defaults (unset
+     * ones commented out) and the producer settings with K1 applied, then where each setting came
+     * from.
+     *
+     * @param resolved this configuration, validated
+     * @return the text, one setting per line
+     */
+    String describe(Resolved resolved) {
+        StringBuilder text = new StringBuilder();
+        text.append("# outbox-relay configuration; secrets are shown as ").append(Redactor.HIDDEN).append('\n');
+        text.append("\n# relay options\n");
+        RelayOptions options = resolved.options();
+        options.toProperties().forEach((option, value) -> line(text, relayFileKey(option), value));
+        if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
+            text.append("# relay.id was not set: generated for this run\n");
+        }
+        if (options.maxPublishDuration() == null) {
+            text.append('#').append(relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG)).append("=\n");
+        }
+        text.append("\n# store\n");
+        line(text, STORE, provider.name());
+        Map<String, Object> store = new TreeMap<>(storeSettings);
+        if (resolved.storeConfig() != null) {
+            store.putAll(resolved.storeConfig().values());
+        }
+        store.forEach((key, value) -> line(text, STORE_PREFIX + key, value));
+        text.append("\n# kafka producer (rule K1 applied)\n");
+        resolved.producerConfig().forEach((key, value) -> line(text, KAFKA_PREFIX + key, value));
+        kafkaSettings.forEach((key, value) -> {
+            Object effective = resolved.producerConfig().get(key);
+            if (effective == null) {
+                text.append("# ").append(KAFKA_PREFIX).append(key).append(" was removed (rule K1)\n");
+            } else if (!secretKeys.contains(KAFKA_PREFIX + key) && !String.valueOf(effective).equals(value)) {
+                text.append("# ").append(KAFKA_PREFIX).append(key).append('=').append(escape(redactor.redact(value)))
+                        .append(" was replaced (rule K1)\n");
+            }
+        });
+        List<String> fromEnvironment = new ArrayList<>();
+        origins.forEach((key, origin) -> {
+            if (origin.startsWith("environment ")) {
+                fromEnvironment.add(key + " <- " + origin.substring("environment ".length()));
+            }
+        });
+        if (!fromEnvironment.isEmpty()) {
+            text.append("\n# set by environment variables:\n");
+            fromEnvironment.forEach(entry -> text.append("#   ").append(entry).append('\n'));
+        }
+        if (!ignoredVariables.isEmpty()) {
+            text.append("\n# ignored environment variables (not settings): ").append(ignoredVariables).append('\n');
+        }
+        return text.toString();
+    }
+
+    private void line(StringBuilder text, String key, Object value) {
+        if (value == null) {
+            text.append('#').append(key).append("=\n");
+            return;
+        }
+        String shown;
+        if (value instanceof Password || secretKeys.contains(key)) {
+            shown = Redactor.HIDDEN;
+        } else if (value instanceof Class<?> type) {
+            shown = type.getName();
+        } else if (value instanceof List<?> list) {
+            shown = String.join(",", list.stream().map(String::valueOf).toList());
+        } else {
+            shown = redactor.redact(String.valueOf(value));
+        }
+        text.append(key).append('=').append(escape(shown)).append('\n');
+    }
+
+    private static String escape(String value) {
+        StringBuilder escaped = new StringBuilder();
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '\\' -> escaped.append("\\\\");
+                case '\n' -> escaped.append("\\n");
+                case '\r' -> escaped.append("\\r");
+                case '\t' -> escaped.append("\\t");
+                default -> escaped.append(c);
+            }
+        }
+        return escaped.toString();
+    }
+
+    /**
+     * Environment variables that start with {@value EnvironmentVariables#PREFIX} but are no
+     * setting; they were ignored.
+     *
+     * @return the names, sorted
+     */
+    List<String> ignoredVariables() {
+        return ignoredVariables;
+    }
+}
