@@ -6,12 +6,10 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +18,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
@@ -39,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *       {@code max.block.ms} it uses 10 s instead of Kafka's 60 s.</li>
  *   <li>K2 Every record carries the message's own headers, in order, then one header (default
  *       {@value RelayOptions#DEFAULT_MESSAGE_ID_HEADER}) holding the message id as a UUID string
- *       in UTF-8.</li>
+ *       in UTF-8. A header of the message with that same name is left out (and counted in a WARN
+ *       line), so a record never carries two ids and a consumer cannot pick the wrong one.</li>
  *   <li>K3 {@link #publish} starts every send of the batch before waiting on any; the result is
  *       the number of leading acknowledged records plus the first error.</li>
  *   <li>K4 An explicit partition is used as is; otherwise Kafka places the record by its key.
@@ -50,7 +50,10 @@ import org.slf4j.LoggerFactory;
  * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
  * while it waits for the topic's metadata (for a broker that is down or a topic that does not
  * exist it then returns a failure without sending anything, rule R7, and batches for that topic
- * fail at once for the next {@code max.block.ms}); the returned future completes within
+ * fail at once for the next {@code max.block.ms}). A message naming a partition the topic does
+ * not have (by the producer's metadata) fails at once instead of blocking {@code max.block.ms};
+ * the bucket then retries it with backoff, and it goes through once the topic has that
+ * partition. The returned future completes within
  * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that. A store
  * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
  *
@@ -175,20 +178,38 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     public CompletableFuture<PublishResult> publish(List<OutboxMessage> batch) {
         Objects.requireNonNull(batch, "batch must not be null");
         Producer<byte[], byte[]> p;
+        Map<String, Integer> partitionCounts;
         try {
             p = producer();
-            awaitMetadata(p, batch);
+            partitionCounts = awaitMetadata(p, batch);
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(PublishResult.failure(0, e));
         }
         BatchOutcome outcome = new BatchOutcome(batch.size());
+        int replacedIdHeaders = 0;
         for (int i = 0; i < batch.size(); i++) {
             int index = i;
+            OutboxMessage m = batch.get(i);
+            Integer partitions = partitionCounts.get(m.topic());
+            if (m.partition() != null && partitions != null && m.partition() >= partitions) {
+                // KafkaProducer.send would block max.block.ms waiting for a partition that does not exist.
+                outcome.complete(index, new IllegalArgumentException("outbox message " + m.messageId()
+                        + " names partition " + m.partition() + " of topic '" + m.topic() + "', which has "
+                        + partitions + " partitions"));
+                continue;
+            }
+            if (m.headers().stream().anyMatch(h -> h.key().equals(messageIdHeader))) {
+                replacedIdHeaders++;
+            }
             try {
-                p.send(record(batch.get(i)), (metadata, error) -> outcome.complete(index, error));
+                p.send(record(m), (metadata, error) -> outcome.complete(index, error));
             } catch (RuntimeException e) {
                 outcome.complete(index, e);
             }
+        }
+        if (replacedIdHeaders > 0) {
+            LOG.warn("dropped the messages' own {} headers, which the relay stamps itself (rule K2) count={}",
+                    messageIdHeader, replacedIdHeaders);
         }
         return outcome.future();
     }
@@ -198,23 +219,26 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
      * batch, not one per record. After a failed wait, batches for that topic fail at once for the
      * next max.block.ms, so a sweep over many buckets does not wait once per bucket.
      */
-    private void awaitMetadata(Producer<byte[], byte[]> producer, List<OutboxMessage> batch) {
-        Set<String> topics = new LinkedHashSet<>();
+    private Map<String, Integer> awaitMetadata(Producer<byte[], byte[]> producer, List<OutboxMessage> batch) {
+        Map<String, Integer> partitionCounts = new HashMap<>();
         for (OutboxMessage m : batch) {
-            if (topics.add(m.topic())) {
-                awaitMetadata(producer, m.topic());
+            if (!partitionCounts.containsKey(m.topic())) {
+                partitionCounts.put(m.topic(), awaitMetadata(producer, m.topic()));
             }
         }
+        return partitionCounts;
     }
 
-    private void awaitMetadata(Producer<byte[], byte[]> producer, String topic) {
+    /** The topic's partition count, or null when the producer does not report one. */
+    private Integer awaitMetadata(Producer<byte[], byte[]> producer, String topic) {
         MetadataFailure recent = metadataFailures.get(topic);
         if (recent != null && System.nanoTime() - recent.untilNanos() < 0) {
             throw recent.error();
         }
         try {
-            producer.partitionsFor(topic);
+            List<PartitionInfo> partitions = producer.partitionsFor(topic);
             metadataFailures.remove(topic);
+            return partitions == null || partitions.isEmpty() ? null : partitions.size();
         } catch (RuntimeException e) {
             metadataFailures.put(topic, new MetadataFailure(e, System.nanoTime() + maxBlockNanos));
             throw e;
@@ -228,7 +252,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     private ProducerRecord<byte[], byte[]> record(OutboxMessage m) {
         RecordHeaders headers = new RecordHeaders();
         for (OutboxHeader h : m.headers()) {
-            headers.add(h);
+            if (!h.key().equals(messageIdHeader)) { // exactly one id header per record, the relay's (K2)
+                headers.add(h);
+            }
         }
         headers.add(messageIdHeader, m.messageId().toString().getBytes(StandardCharsets.UTF_8));
         return new ProducerRecord<>(m.topic(), m.partition(), null, m.key(), m.value(), headers);

@@ -99,7 +99,7 @@ public final class RelayOptions {
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     /** Largest {@link #bucketCount()}. */
-    public static final int MAX_BUCKET_COUNT = 65_536;
+    public static final int MAX_BUCKET_COUNT = io.outbox.spi.OutboxBucket.MAX_BUCKET_COUNT;
     /** Largest {@link #batchSize()}. */
     public static final int MAX_BATCH_SIZE = 100_000;
     /** Longest duration any option accepts: one day. */

@@ -19,6 +19,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RoundRobinPartitioner;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Header;
@@ -167,6 +170,46 @@ class KafkaOutboxPublisherTest {
         assertThat(sent).extracting(ProducerRecord::topic).containsOnly("orders");
         assertThat(new String(sent.get(1).key(), StandardCharsets.UTF_8)).isEqualTo("b");
         assertThat(new String(sent.get(1).value(), StandardCharsets.UTF_8)).isEqualTo("value-b");
+    }
+
+    @Test
+    void k2_aMessagesOwnHeaderOfTheIdNameIsReplacedByTheRelays() throws Exception {
+        OutboxMessage m = message("alpha", null, List.of(OutboxHeader.ofUtf8("x-outbox-message-id", "forged"),
+                OutboxHeader.ofUtf8("trace", "t-1")));
+        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "x-outbox-message-id");
+
+        CompletableFuture<PublishResult> result = publisher.publish(List.of(m));
+        producer.completeNext();
+
+        assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo(PublishResult.success(1));
+        Header[] headers = producer.history().get(0).headers().toArray();
+        assertThat(headers).extracting(Header::key).containsExactly("trace", "x-outbox-message-id");
+        assertThat(new String(headers[1].value(), StandardCharsets.UTF_8)).isEqualTo(m.messageId().toString());
+    }
+
+    @Test
+    void k4_aPartitionTheTopicDoesNotHaveFailsAtOnceInsteadOfBlocking() throws Exception {
+        Node node = new Node(1, "localhost", 9092);
+        List<PartitionInfo> partitions = java.util.stream.IntStream.range(0, 4)
+                .mapToObj(p -> new PartitionInfo("orders", p, node, new Node[] {node}, new Node[] {node})).toList();
+        MockProducer<byte[], byte[]> fourPartitions = new MockProducer<>(
+                new Cluster("c", List.of(node), partitions, java.util.Set.of(), java.util.Set.of()), false, null,
+                new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(fourPartitions, "id");
+        OutboxMessage missing = message("b", 6, List.of());
+
+        CompletableFuture<PublishResult> result = publisher.publish(List.of(message("a", 1, List.of()), missing,
+                message("c", 3, List.of())));
+
+        assertThat(fourPartitions.history()).as("only the records with an existing partition were sent")
+                .extracting(ProducerRecord::partition).containsExactly(1, 3);
+        fourPartitions.completeNext();
+        fourPartitions.completeNext();
+        PublishResult outcome = result.get(5, TimeUnit.SECONDS);
+        assertThat(outcome.acknowledged()).isEqualTo(1);
+        assertThat(outcome.firstError()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(missing.messageId().toString())
+                .hasMessageContaining("partition 6 of topic 'orders', which has 4 partitions");
     }
 
     @Test

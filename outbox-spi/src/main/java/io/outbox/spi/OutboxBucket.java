@@ -23,6 +23,9 @@ import org.apache.kafka.common.utils.Utils;
  */
 public final class OutboxBucket {
 
+    /** The largest bucket count: more buckets than this only cost lease rows and probe work. */
+    public static final int MAX_BUCKET_COUNT = 65_536;
+
     private OutboxBucket() {
     }
 
@@ -104,11 +107,16 @@ public final class OutboxBucket {
      *
      * @param bucketCount the number of buckets
      * @return {@code bucketCount}
-     * @throws IllegalArgumentException if {@code bucketCount < 1}, naming the value
+     * @throws IllegalArgumentException if {@code bucketCount} is below 1 or above
+     *     {@value #MAX_BUCKET_COUNT}, naming the value
      */
     public static int requireBucketCount(int bucketCount) {
         if (bucketCount < 1) {
             throw new IllegalArgumentException("bucketCount must be >= 1 but was " + bucketCount);
+        }
+        if (bucketCount > MAX_BUCKET_COUNT) {
+            throw new IllegalArgumentException("bucketCount must be at most " + MAX_BUCKET_COUNT + " but was "
+                    + bucketCount);
         }
         return bucketCount;
     }

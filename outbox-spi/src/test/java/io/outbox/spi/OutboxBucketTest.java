@@ -88,6 +88,9 @@ class OutboxBucketTest {
     void e3_bucketCountAndPartitionAreValidated() {
         assertThatThrownBy(() -> OutboxBucket.forKey(new byte[1], 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bucketCount").hasMessageContaining("0");
+        assertThatThrownBy(() -> OutboxBucket.forKey(new byte[1], OutboxBucket.MAX_BUCKET_COUNT + 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("bucketCount must be at most 65536 but was 65537");
+        assertThat(OutboxBucket.forKey(new byte[1], OutboxBucket.MAX_BUCKET_COUNT)).isBetween(0, 65_535);
         assertThatThrownBy(() -> OutboxBucket.forPartition(-3, 8))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partition").hasMessageContaining("-3");
     }

@@ -49,8 +49,11 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
-    /** The default largest payload: 1 MiB, Kafka's default {@code max.request.size}. */
-    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /**
+     * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
+     * default size limits (1 MiB) accept with the record overhead and the message-id header added.
+     */
+    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1_000_000;
 
     private final Clock clock;
     private final long maxPayloadBytes;

@@ -77,9 +77,12 @@ import javax.sql.DataSource;
  *
  * <h2>Payload limit</h2>
  * The store accepts payloads ({@link OutboxMessage#payloadSize()}) up to
- * {@link #maxPayloadBytes()}, {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes (1 MiB, Kafka's default
- * {@code max.request.size}) unless configured otherwise; the writer refuses larger messages
- * before writing anything (S10). A larger limit needs room in the database: on MySQL/MariaDB a
+ * {@link #maxPayloadBytes()}, {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes unless configured
+ * otherwise; the writer refuses larger messages before writing anything (S10). The default leaves
+ * about 48 KiB below Kafka's default {@code max.request.size} (1 MiB) and the broker's
+ * {@code message.max.bytes} for the record's own overhead and the message-id header, so that
+ * whatever the store accepts a default Kafka accepts too; raise it together with those Kafka
+ * settings. A message Kafka refuses for good stalls its bucket until it is repaired or removed. A larger limit needs room in the database: on MySQL/MariaDB a
  * row must fit in {@code max_allowed_packet} (16 MiB on MariaDB, 64 MiB on MySQL 8 by default),
  * so keep the limit at least 64 KiB below it; PostgreSQL's {@code BYTEA} and H2's
  * {@code VARBINARY} hold up to 1 GB.
@@ -94,8 +97,11 @@ import javax.sql.DataSource;
 public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
         AutoCloseable {
 
-    /** The default largest payload, in bytes: 1 MiB, Kafka's default {@code max.request.size}. */
-    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /**
+     * The default largest payload, in bytes: 1,000,000, which a Kafka producer and broker on their
+     * default size limits (1 MiB) accept with the record overhead and the message-id header added.
+     */
+    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1_000_000;
 
     /** The most ids one {@code DELETE} of {@link #markPublished} names. */
     public static final int DELETE_CHUNK = 500;

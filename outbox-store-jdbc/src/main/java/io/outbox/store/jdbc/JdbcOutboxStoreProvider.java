@@ -30,7 +30,7 @@ import org.apache.kafka.common.config.types.Password;
  *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names</td></tr>
  *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>4</td><td>pool connections, 1 to 100</td></tr>
  *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up</td></tr>
- *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1048576</td><td>largest payload accepted, bytes</td></tr>
+ *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1000000</td><td>largest payload accepted, bytes</td></tr>
  * </table>
  *
  * <p>Unknown keys and malformed values are refused with
