@@ -38,9 +38,11 @@ record DemoSummary(String runId, String store, String kafka, String topic, int p
         out.append("Outbox demo, run ").append(runId).append('\n');
         row(out, "store", store);
         row(out, "kafka", kafka + ", topic " + topic + " (" + partitions + " partitions)");
-        row(out, "load", String.format(Locale.ROOT, "%,d orders, %,d customers, %d writer(s), %d relay(s), "
-                        + "%d buckets, batch size %d, seed %d", settings.orders(), settings.customers(),
-                settings.writers(), settings.relays(), settings.buckets(), settings.batchSize(), settings.seed()));
+        row(out, "load", String.format(Locale.ROOT, "%,d orders%s, %,d customers, %d writer(s), %d relay(s), "
+                        + "%d buckets, batch size %d, seed %d", settings.orders(),
+                settings.rate() > 0 ? String.format(Locale.ROOT, " at %,d/s", settings.rate()) : "",
+                settings.customers(), settings.writers(), settings.relays(), settings.buckets(), settings.batchSize(),
+                settings.seed()));
         out.append('\n');
         count(out, "enqueued", result.enqueued(), "orders committed, each with its message");
         count(out, "delivered", result.delivered(), "records read, repeats included");

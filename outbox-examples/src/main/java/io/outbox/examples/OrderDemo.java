@@ -30,10 +30,11 @@ final class OrderDemo {
      * @param batchSize the relays' batch size
      * @param timeout how long to wait for deliveries after the last order was placed
      * @param seed the seed of the order plan
+     * @param rate orders per second in all, or 0 for as fast as the writers can
      * @param progress whether to show a progress bar
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int orders, int customers,
-                    int writers, int relays, int buckets, int batchSize, Duration timeout, long seed,
+                    int writers, int relays, int buckets, int batchSize, Duration timeout, long seed, int rate,
                     boolean progress) {
     }
 
@@ -91,8 +92,7 @@ final class OrderDemo {
             Map<String, List<Integer>> owned = relays.ownedBuckets();
             log.println("relays started, buckets owned: " + owned);
             log.flush();
-            OrderWriters writers = OrderWriters.start(database, checker, relays, runId, topic, settings.orders(),
-                    settings.customers(), settings.writers(), settings.buckets(), settings.seed());
+            OrderWriters writers = OrderWriters.start(database, checker, relays, runId, topic, settings);
             boolean timedOut = false;
             try (Progress progress = Progress.start(settings.progress(), "delivered", settings.orders())) {
                 Long deadline = null; // set when the last order is placed

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -22,7 +23,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * orders of one customer at once could commit in the opposite order to their enqueue; a service
  * gets the same effect by locking the key's row (or document) before it enqueues.
  *
- * <p>Which customer places each order is drawn from {@code seed}, so a run can be repeated.
+ * <p>Which customer places each order is drawn from {@code seed}, so a run can be repeated. With a
+ * rate, order {@code i} is placed no earlier than {@code i / rate} seconds after the start;
+ * without, as fast as the writers can.
  */
 final class OrderWriters {
 
@@ -33,6 +36,7 @@ final class OrderWriters {
     private final String topic;
     private final int buckets;
     private final int customers;
+    private final double nanosPerOrder;
     private final int[] customerOfOrder;
     private final int[] amountOfOrder;
     private final List<Thread> threads = new ArrayList<>();
@@ -44,18 +48,19 @@ final class OrderWriters {
     private volatile long finishedNanos;
 
     private OrderWriters(DemoDatabase database, DeliveryChecker checker, RelayFleet relays, String runId, String topic,
-                         int orders, int customers, int buckets, long seed) {
+                         OrderDemo.Settings settings) {
         this.database = database;
         this.checker = checker;
         this.relays = relays;
         this.runId = runId;
         this.topic = topic;
-        this.buckets = buckets;
-        this.customers = customers;
-        this.customerOfOrder = new int[orders];
-        this.amountOfOrder = new int[orders];
-        Random random = new Random(seed);
-        for (int i = 0; i < orders; i++) {
+        this.buckets = settings.buckets();
+        this.customers = settings.customers();
+        this.nanosPerOrder = settings.rate() > 0 ? 1e9 / settings.rate() : 0;
+        this.customerOfOrder = new int[settings.orders()];
+        this.amountOfOrder = new int[settings.orders()];
+        Random random = new Random(settings.seed());
+        for (int i = 0; i < settings.orders(); i++) {
             customerOfOrder[i] = random.nextInt(customers);
             amountOfOrder[i] = 100 + random.nextInt(99_900);
         }
@@ -63,8 +68,9 @@ final class OrderWriters {
 
     /** Starts the writer threads. */
     static OrderWriters start(DemoDatabase database, DeliveryChecker checker, RelayFleet relays, String runId,
-                              String topic, int orders, int customers, int writers, int buckets, long seed) {
-        OrderWriters w = new OrderWriters(database, checker, relays, runId, topic, orders, customers, buckets, seed);
+                              String topic, OrderDemo.Settings settings) {
+        OrderWriters w = new OrderWriters(database, checker, relays, runId, topic, settings);
+        int writers = settings.writers();
         w.running.set(writers);
         w.startedNanos = System.nanoTime();
         for (int i = 0; i < writers; i++) {
@@ -87,6 +93,7 @@ final class OrderWriters {
                 if (customer % writers != writer) {
                     continue;
                 }
+                pace(i);
                 Order order = new Order(runId, customer, ++lastSeq[customer], amountOfOrder[i], Order.nowMicros());
                 OutboxMessage message = OutboxMessage.create(topic, order.key(), order.toJson(), keys, values,
                         buckets);
@@ -101,6 +108,16 @@ final class OrderWriters {
             }
         } finally {
             finished();
+        }
+    }
+
+    /** With {@code --rate}, waits until order {@code i} is due: the i-th order is placed i / rate s after the start. */
+    private void pace(int i) {
+        if (nanosPerOrder > 0) {
+            long due = startedNanos + (long) (i * nanosPerOrder);
+            for (long wait = due - System.nanoTime(); wait > 0 && !stopped; wait = due - System.nanoTime()) {
+                LockSupport.parkNanos(wait);
+            }
         }
     }
 

@@ -50,6 +50,11 @@ final class RunCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     private int relays;
 
+    @Option(names = "--rate", paramLabel = "ORDERS_PER_S", defaultValue = "0",
+            description = "Place orders at this rate in all, to measure latency below saturation; "
+                    + "0 for as fast as the writers can (default: ${DEFAULT-VALUE}).")
+    private int rate;
+
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", converter = DurationConverter.class,
             description = "How long to wait for deliveries after the last order was placed before counting the "
                     + "missing ones as lost, e.g. 90s or 5m (default: ${DEFAULT-VALUE}).")
@@ -83,13 +88,14 @@ final class RunCommand implements Callable<Integer> {
                     + ": each customer belongs to one writer, so " + (writers - customers) + " writer(s) would idle");
         }
         Checks.between(commandLine, "--relays", relays, 1, 64);
+        Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
         load.check(commandLine);
         if (timeout.isNegative() || timeout.isZero()) {
             throw new ParameterException(commandLine, "--timeout must be positive but was " + timeout);
         }
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
-                load.buckets, load.batchSize, timeout, theSeed, !load.noProgress);
+                load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);
         summary = new OrderDemo(settings, commandLine.getErr()).run();
         commandLine.getOut().print(summary.render());
         commandLine.getOut().flush();

@@ -32,6 +32,7 @@ class CommandLineTest {
         "--buckets 0                                   | --buckets must be between 1 and 65536 but was 0",
         "--batch-size 100001                           | --batch-size must be between 1 and 100000 but was 100001",
         "--partitions 0                                | --partitions must be at least 1 but was 0",
+        "--rate -5                                     | --rate must be between 0 and 1000000 but was -5",
         "--timeout 0s                                  | --timeout must be positive",
         "--timeout soon                                | 'soon' is not a duration",
         "--orders many                                 | '--orders'",
@@ -71,7 +72,7 @@ class CommandLineTest {
         assertThat(demo.status()).isZero();
         assertThat(demo.out()).contains("--store", "--jdbc-url", "--mongodb-uri", "--dynamodb-endpoint",
                 "--bootstrap-servers", "--relays", "--orders", "--customers", "--writers", "--buckets", "--batch-size",
-                "--topic", "--partitions", "--timeout", "--seed", "--keep", "--no-progress", "Exit status");
+                "--topic", "--partitions", "--rate", "--timeout", "--seed", "--keep", "--no-progress", "Exit status");
 
         Outcome bench = run("bench", "-h");
         assertThat(bench.status()).isZero();
