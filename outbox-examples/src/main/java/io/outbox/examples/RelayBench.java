@@ -4,6 +4,7 @@ import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxHeader;
 import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,7 +15,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -59,15 +62,19 @@ final class RelayBench {
     }
 
     /**
-     * One round's rates, in messages per second.
+     * One round's rates, in messages per second, and where the relays' time went.
      *
      * @param label "warm-up" or "run n"
      * @param messages messages in the round
      * @param prefill pre-fill rate (not part of the comparison)
      * @param relay relay rate
      * @param plain plain producer rate
+     * @param fetchShare share of the relays' time spent reading batches from the store
+     * @param deleteShare share spent deleting published messages
+     * @param otherShare share spent in other store calls (leases, probes)
      */
-    record Round(String label, int messages, double prefill, double relay, double plain) {
+    record Round(String label, int messages, double prefill, double relay, double plain, double fetchShare,
+                 double deleteShare, double otherShare) {
         double ratio() {
             return relay / plain;
         }
@@ -118,9 +125,10 @@ final class RelayBench {
                         DemoKafka kafka, DemoDatabase database) throws Exception {
         List<OutboxMessage> messages = messages(count, relayTopic, round);
         double prefill = prefill(label, messages, database);
-        double relay = drain(label, count, round, runId, kafka, database);
+        Drain relay = drain(label, count, round, runId, kafka, database);
         double plain = plainProducer(messages, plainTopic, kafka.bootstrapServers());
-        return new Round(label, count, prefill, relay, plain);
+        return new Round(label, count, prefill, relay.rate(), plain, relay.share(TimedStore::fetchNanos),
+                relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos));
     }
 
     private List<OutboxMessage> messages(int count, String topic, long seed) {
@@ -150,12 +158,32 @@ final class RelayBench {
         return perSecond(messages.size(), System.nanoTime() - start);
     }
 
-    /** Starts the relays on the pre-filled store; returns messages per second until all are published. */
-    private double drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database)
+    /**
+     * The relays' drain of one round.
+     *
+     * @param rate messages per second
+     * @param nanos how long it took
+     * @param stores the relays' stores, with the time spent in them
+     */
+    private record Drain(double rate, long nanos, List<TimedStore> stores) {
+        /** The share of the relays' time spent in one kind of store call. */
+        double share(ToLongFunction<TimedStore> spent) {
+            return stores.stream().mapToLong(spent).sum() / ((double) nanos * stores.size());
+        }
+    }
+
+    /** Starts the relays on the pre-filled store and waits until they have published every message. */
+    private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database)
             throws Exception {
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
-        try (RelayFleet relays = RelayFleet.create(settings.relays(), "bench-" + runId + "-" + round,
-                database::openRelayStore, kafka.bootstrapServers(), options);
+        List<TimedStore> stores = new ArrayList<>();
+        Supplier<OutboxStore> timedStores = () -> {
+            TimedStore store = new TimedStore(database.openRelayStore());
+            stores.add(store);
+            return store;
+        };
+        try (RelayFleet relays = RelayFleet.create(settings.relays(), "bench-" + runId + "-" + round, timedStores,
+                kafka.bootstrapServers(), options);
              Progress progress = Progress.start(settings.progress(), label + " relay", count)) {
             long start = System.nanoTime();
             relays.start();
@@ -169,7 +197,7 @@ final class RelayBench {
             }
             long elapsed = System.nanoTime() - start;
             progress.update(count, "");
-            return perSecond(count, elapsed);
+            return new Drain(perSecond(count, elapsed), elapsed, List.copyOf(stores));
         }
     }
 
@@ -245,11 +273,12 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "  %-7s %,d messages per run, %,d-byte values, %,d keys, "
                     + "%d relay(s), %d buckets, batch size %d%n%n", "load", s.messages(), s.valueBytes(), s.keys(),
                     s.relays(), s.buckets(), s.batchSize()));
-            out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s%n", "round", "pre-fill msg/s",
-                    "relay msg/s", "plain producer msg/s", "ratio"));
+            out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s   %s%n", "round", "pre-fill msg/s",
+                    "relay msg/s", "plain producer msg/s", "ratio", "relay time in store reads/deletes/other"));
             for (Round r : rounds) {
-                out.append(String.format(Locale.ROOT, "  %-10s %,14.0f %,14.0f %,21.0f %7.2f%n", r.label(), r.prefill(),
-                        r.relay(), r.plain(), r.ratio()));
+                out.append(String.format(Locale.ROOT, "  %-10s %,14.0f %,14.0f %,21.0f %7.2f   %3.0f%% / %3.0f%% / %3.0f%%%n",
+                        r.label(), r.prefill(), r.relay(), r.plain(), r.ratio(), 100 * r.fetchShare(),
+                        100 * r.deleteShare(), 100 * r.otherShare()));
             }
             List<Round> counted = counted();
             double[] ratios = counted.stream().mapToDouble(Round::ratio).sorted().toArray();
@@ -258,6 +287,9 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "%nrelay / plain producer: median ratio %.2f over %d run(s)"
                     + " (lowest %.2f, highest %.2f)%n", median(Round::ratio), counted.size(), ratios[0],
                     ratios[ratios.length - 1]));
+            out.append(String.format(Locale.ROOT, "the relays spent %.0f%% of their time waiting for the store"
+                    + " (median), the rest publishing and waiting for the broker%n",
+                    100 * median(r -> r.fetchShare() + r.deleteShare() + r.otherShare())));
             return out.toString();
         }
     }
