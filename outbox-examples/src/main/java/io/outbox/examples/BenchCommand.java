@@ -75,7 +75,7 @@ final class BenchCommand implements Callable<Integer> {
         kafka.check(commandLine);
         Checks.between(commandLine, "--messages", messages, 1, 10_000_000);
         Checks.between(commandLine, "--value-bytes", valueBytes, 0, 900_000);
-        Checks.between(commandLine, "--customers", keys, 1, 10_000_000);
+        Checks.between(commandLine, "--customers", keys, 1, 1_000_000);
         Checks.between(commandLine, "--relays", relays, 1, 64);
         load.check(commandLine);
         Checks.between(commandLine, "--runs", runs, 1, 100);

@@ -81,7 +81,7 @@ final class RunCommand implements Callable<Integer> {
         StoreKind kind = store.resolve(commandLine);
         kafka.check(commandLine);
         Checks.between(commandLine, "--orders", orders, 1, 10_000_000);
-        Checks.between(commandLine, "--customers", customers, 1, 10_000_000);
+        Checks.between(commandLine, "--customers", customers, 1, 1_000_000);
         Checks.between(commandLine, "--writers", writers, 1, 256);
         if (writers > customers) {
             throw new ParameterException(commandLine, "--writers " + writers + " is more than --customers " + customers

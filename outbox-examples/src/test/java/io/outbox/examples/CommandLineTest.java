@@ -26,7 +26,7 @@ class CommandLineTest {
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "--orders 0                                    | --orders must be between 1 and 10000000 but was 0",
-        "--customers -3                                | --customers must be between 1 and 10000000 but was -3",
+        "--customers -3                                | --customers must be between 1 and 1000000 but was -3",
         "--writers 8 --customers 4                     | --writers 8 is more than --customers 4",
         "--relays 0                                    | --relays must be between 1 and 64 but was 0",
         "--buckets 0                                   | --buckets must be between 1 and 65536 but was 0",
