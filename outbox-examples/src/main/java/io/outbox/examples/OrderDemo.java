@@ -100,7 +100,7 @@ final class OrderDemo {
                     writers.failIfFailed();
                     relays.failIfStopped();
                     consumer.failIfStopped();
-                    progress.update(checker.distinctDelivered(), String.format("placed %,d, published %,d",
+                    progress.update(checker.distinctDelivered(), String.format("placed %,d, relayed %,d",
                             writers.placed(), relays.published()));
                     if (writers.done()) {
                         writers.failIfFailed();

@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import java.text.DecimalFormat;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -34,7 +35,7 @@ final class Progress implements AutoCloseable {
                 .setStyle(ProgressBarStyle.ASCII)
                 .setUpdateIntervalMillis(200)
                 .setConsumer(new ConsoleProgressBarConsumer(System.err))
-                .showSpeed()
+                .showSpeed(new DecimalFormat("#,##0"))
                 .build());
     }
 
@@ -42,7 +43,7 @@ final class Progress implements AutoCloseable {
     void update(long current, String note) {
         if (bar != null) {
             bar.stepTo(current);
-            bar.setExtraMessage(note);
+            bar.setExtraMessage(note.isEmpty() ? "" : " " + note);
         }
     }
 
