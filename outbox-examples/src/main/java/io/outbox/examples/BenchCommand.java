@@ -81,7 +81,8 @@ final class BenchCommand implements Callable<Integer> {
         Checks.between(commandLine, "--runs", runs, 1, 100);
         Checks.between(commandLine, "--warmup-messages", warmupMessages, 0, 10_000_000);
         if (timeout.isNegative() || timeout.isZero()) {
-            throw new ParameterException(commandLine, "--timeout must be positive but was " + timeout);
+            throw new ParameterException(commandLine, "--timeout must be positive but was "
+                    + DurationConverter.format(timeout));
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
                 load.buckets, load.batchSize, runs, warmupMessages, timeout, !load.noProgress);

@@ -73,9 +73,10 @@ record DemoSummary(String runId, String store, String kafka, String topic, int p
         if (result.passed()) {
             out.append("OK: every committed order was delivered, each customer's orders in placement order.\n");
         } else {
+            String gaveUp = timedOut
+                    ? "; gave up waiting " + DurationConverter.format(settings.timeout()) + " after the last order" : "";
             out.append(String.format(Locale.ROOT, "FAILED: %,d lost, %,d order violations%s (exit status %d).%n",
-                    result.lost(), result.orderViolations(), timedOut ? String.format(Locale.ROOT,
-                            "; gave up waiting %d s after the last order", settings.timeout().toSeconds()) : "", exitCode()));
+                    result.lost(), result.orderViolations(), gaveUp, exitCode()));
         }
         return out.toString();
     }

@@ -13,6 +13,11 @@ final class DurationConverter implements ITypeConverter<Duration> {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
 
+    /** A duration as the options write it: {@code 500ms}, {@code 90s}. */
+    static String format(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
+    }
+
     @Override
     public Duration convert(String value) {
         String text = value.trim().toLowerCase(Locale.ROOT);

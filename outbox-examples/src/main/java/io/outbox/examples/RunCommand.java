@@ -91,7 +91,8 @@ final class RunCommand implements Callable<Integer> {
         Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
         load.check(commandLine);
         if (timeout.isNegative() || timeout.isZero()) {
-            throw new ParameterException(commandLine, "--timeout must be positive but was " + timeout);
+            throw new ParameterException(commandLine, "--timeout must be positive but was "
+                    + DurationConverter.format(timeout));
         }
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
