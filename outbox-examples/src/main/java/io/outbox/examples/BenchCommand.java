@@ -1,0 +1,94 @@
+package io.outbox.examples;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** The benchmark: relays draining a pre-filled store, against a plain producer sending the same records. */
+@Command(name = "bench", sortOptions = false, usageHelpAutoWidth = true,
+        description = {
+            "Relay throughput: pre-fills the store with N messages (not timed), times the relays draining them to "
+                    + "Kafka (from their start until every message is acknowledged and deleted), and in the same "
+                    + "run times a plain KafkaProducer with the same enforced settings (acks=all, idempotence) "
+                    + "sending the same records and flushing. Prints both rates and their ratio, per run and the "
+                    + "median, after a warm-up round that is not counted.",
+            "",
+            "Exit status: 0 done; 2 invalid options; 3 the benchmark failed."})
+final class BenchCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private StoreOptions store;
+
+    @Mixin
+    private KafkaOptions kafka;
+
+    @Option(names = "--messages", paramLabel = "N", defaultValue = "100000",
+            description = "Messages per run (default: ${DEFAULT-VALUE}).")
+    private int messages;
+
+    @Option(names = "--value-bytes", paramLabel = "BYTES", defaultValue = "1024",
+            description = "Bytes per message value (default: ${DEFAULT-VALUE}).")
+    private int valueBytes;
+
+    @Option(names = "--customers", paramLabel = "K", defaultValue = "1000",
+            description = "Distinct message keys (default: ${DEFAULT-VALUE}).")
+    private int keys;
+
+    @Option(names = "--relays", paramLabel = "R", defaultValue = "1",
+            description = "Relays draining the store (default: ${DEFAULT-VALUE}).")
+    private int relays;
+
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Counted runs (default: ${DEFAULT-VALUE}).")
+    private int runs;
+
+    @Option(names = "--warmup-messages", paramLabel = "N", defaultValue = "20000",
+            description = "Messages of the warm-up run, not counted; 0 for none (default: ${DEFAULT-VALUE}).")
+    private int warmupMessages;
+
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m", converter = DurationConverter.class,
+            description = "How long the relays may take to drain one run (default: ${DEFAULT-VALUE}).")
+    private Duration timeout;
+
+    @Mixin
+    private LoadOptions load;
+
+    private RelayBench.BenchResult result;
+
+    /** The result of the last run, or null. */
+    RelayBench.BenchResult result() {
+        return result;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        CommandLine commandLine = spec.commandLine();
+        StoreKind kind = store.resolve(commandLine);
+        kafka.check(commandLine);
+        Checks.between(commandLine, "--messages", messages, 1, 10_000_000);
+        Checks.between(commandLine, "--value-bytes", valueBytes, 0, 900_000);
+        Checks.between(commandLine, "--customers", keys, 1, 1_000_000);
+        Checks.between(commandLine, "--relays", relays, 1, 64);
+        load.check(commandLine);
+        Checks.between(commandLine, "--runs", runs, 1, 100);
+        Checks.between(commandLine, "--warmup-messages", warmupMessages, 0, 10_000_000);
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new ParameterException(commandLine, "--timeout must be positive but was "
+                    + DurationConverter.format(timeout));
+        }
+        RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
+                load.buckets, load.batchSize, runs, warmupMessages, timeout, !load.noProgress);
+        result = new RelayBench(settings, commandLine.getErr()).run();
+        commandLine.getOut().print(result.render());
+        commandLine.getOut().flush();
+        return OutboxExamples.EXIT_OK;
+    }
+}

@@ -1,0 +1,63 @@
+package io.outbox.examples;
+
+import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.OutboxStore;
+import java.util.List;
+
+/**
+ * The database of the demo's order service, on one of the stores: it owns the tables of one run
+ * (an {@code orders} table and the outbox's own), writes an order and its outbox message in one
+ * transaction, and opens stores for relays.
+ *
+ * <p>Every name carries the run's prefix, so repeated runs and parallel tests never share a
+ * table. Implementations are thread-safe: the writers place orders from several threads.
+ */
+interface DemoDatabase extends AutoCloseable {
+
+    /** What the demo runs on, for the summary: product, version, where. No secrets. */
+    String describe();
+
+    /** The names of the run's tables or collections, for {@code --keep}. */
+    List<String> objectNames();
+
+    /** Creates the run's tables (the outbox's through the store's own create method). */
+    void createSchema() throws Exception;
+
+    /**
+     * Places an order: writes the business row and the outbox message in one transaction, and
+     * commits. Returns only after the commit; throws when nothing was committed.
+     */
+    void placeOrder(Order order, OutboxMessage message) throws Exception;
+
+    /** Writes messages without business rows, in one transaction (the benchmark's pre-fill). */
+    void enqueue(List<OutboxMessage> messages) throws Exception;
+
+    /** The most messages {@link #enqueue} takes at once. */
+    int maxMessagesPerTransaction();
+
+    /**
+     * Opens a store for one relay, with its own connection pool or client, as a relay in another
+     * process would have; the caller closes it.
+     */
+    OutboxStore openRelayStore();
+
+    /** Drops (or, where the server cannot drop, empties) the run's tables. */
+    void dropSchema() throws Exception;
+
+    /** Closes the writers' pool or client. */
+    @Override
+    void close();
+
+    /** Closes a store opened by {@link #openRelayStore()}, if it holds resources. */
+    static void closeStore(OutboxStore store) {
+        if (store instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("closing the store " + store + " failed: " + e, e);
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package io.outbox.examples;
+
+import io.outbox.relay.RelayOptions;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/** The relays' buckets and batch size, the progress bar and the help: the options both commands share. */
+final class LoadOptions {
+
+    @Option(names = "--buckets", paramLabel = "B", defaultValue = "8",
+            description = "Outbox buckets, the unit of ordering and of sharing between relays (default: ${DEFAULT-VALUE}).")
+    int buckets;
+
+    @Option(names = "--batch-size", paramLabel = "N", defaultValue = "500",
+            description = "Messages a relay publishes per bucket at once (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(names = "--no-progress", description = "No progress bar (there is none anyway without a terminal).")
+    boolean noProgress;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+
+    /**
+     * Checks the options.
+     *
+     * @throws picocli.CommandLine.ParameterException naming the offending option and value
+     */
+    void check(CommandLine commandLine) {
+        Checks.between(commandLine, "--buckets", buckets, 1, RelayOptions.MAX_BUCKET_COUNT);
+        Checks.between(commandLine, "--batch-size", batchSize, 1, RelayOptions.MAX_BATCH_SIZE);
+    }
+}

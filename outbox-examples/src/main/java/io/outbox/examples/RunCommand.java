@@ -1,0 +1,105 @@
+package io.outbox.examples;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** The demo: an order service in miniature, its relays, and a consumer that checks every delivery. */
+@Command(name = "run", aliases = "demo", sortOptions = false, usageHelpAutoWidth = true,
+        description = {
+            "An order service in miniature: writer threads place orders for customers; each order writes a business "
+                    + "row and an outbox message keyed by the customer in one transaction. Relays in this process "
+                    + "publish the messages to Kafka; a consumer reads the topic and checks that every committed "
+                    + "message arrived (lost = 0), that each customer's orders arrived in placement order after "
+                    + "dropping repeats (order violations = 0), and counts the repeats. Prints a summary.",
+            "With no options it needs nothing installed: an in-memory H2 database and a Kafka broker in this process.",
+            "",
+            "Exit status: 0 all delivered in order; 1 messages lost; 4 order violated; 5 both; "
+                    + "2 invalid options; 3 the run failed (a server unreachable, a write or a relay failing)."})
+final class RunCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private StoreOptions store;
+
+    @Mixin
+    private KafkaOptions kafka;
+
+    @Option(names = "--orders", paramLabel = "N", defaultValue = "10000", description = "Orders to place (default: ${DEFAULT-VALUE}).")
+    private int orders;
+
+    @Option(names = "--customers", paramLabel = "K", defaultValue = "100",
+            description = "Customers placing them; the customer is the message key (default: ${DEFAULT-VALUE}).")
+    private int customers;
+
+    @Option(names = "--writers", paramLabel = "W", defaultValue = "4",
+            description = "Writer threads; each customer belongs to one of them (default: ${DEFAULT-VALUE}).")
+    private int writers;
+
+    @Option(names = "--relays", paramLabel = "R", defaultValue = "2",
+            description = "Relays in this process, each with its own store connection and producer "
+                    + "(default: ${DEFAULT-VALUE}).")
+    private int relays;
+
+    @Option(names = "--rate", paramLabel = "ORDERS_PER_S", defaultValue = "0",
+            description = "Place orders at this rate in all, to measure latency below saturation; "
+                    + "0 for as fast as the writers can (default: ${DEFAULT-VALUE}).")
+    private int rate;
+
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", converter = DurationConverter.class,
+            description = "How long to wait for deliveries after the last order was placed before counting the "
+                    + "missing ones as lost, e.g. 90s or 5m (default: ${DEFAULT-VALUE}).")
+    private Duration timeout;
+
+    @Option(names = "--seed", paramLabel = "SEED",
+            description = "Seed of which customer places which order; printed, so a run can be repeated "
+                    + "(default: random).")
+    private Long seed;
+
+    @Mixin
+    private LoadOptions load;
+
+    private DemoSummary summary;
+
+    /** The summary of the last run, or null. */
+    DemoSummary summary() {
+        return summary;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        CommandLine commandLine = spec.commandLine();
+        StoreKind kind = store.resolve(commandLine);
+        kafka.check(commandLine);
+        Checks.between(commandLine, "--orders", orders, 1, 10_000_000);
+        Checks.between(commandLine, "--customers", customers, 1, 1_000_000);
+        Checks.between(commandLine, "--writers", writers, 1, 256);
+        if (writers > customers) {
+            throw new ParameterException(commandLine, "--writers " + writers + " is more than --customers " + customers
+                    + ": each customer belongs to one writer, so " + (writers - customers) + " writer(s) would idle");
+        }
+        Checks.between(commandLine, "--relays", relays, 1, 64);
+        Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
+        load.check(commandLine);
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new ParameterException(commandLine, "--timeout must be positive but was "
+                    + DurationConverter.format(timeout));
+        }
+        long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
+        OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
+                load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);
+        summary = new OrderDemo(settings, commandLine.getErr()).run();
+        commandLine.getOut().print(summary.render());
+        commandLine.getOut().flush();
+        return summary.exitCode();
+    }
+}

@@ -1,0 +1,28 @@
+package io.outbox.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+
+/** The benchmark runs and reports both rates; no threshold (timings on a shared build machine mean little). */
+class BenchSmokeTest {
+
+    @Test
+    void benchPrintsTheRelayRateThePlainProducerRateAndTheirRatio() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--messages", "2000", "--warmup-messages", "500", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress");
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        assertThat(out.toString())
+                .contains("relay msg/s", "plain producer msg/s", "ratio", "warm-up", "run 1", "median")
+                .contains("2,000 messages per run, 1,024-byte values")
+                .containsPattern("run 1 +[\\d,]+ +[\\d,]+ +[\\d,]+ +\\d+\\.\\d\\d +\\d+% / +\\d+% / +\\d+%")
+                .contains("of their time waiting for the store");
+    }
+}
