@@ -82,14 +82,16 @@ public final class OutboxExamples implements Runnable {
                 .setErr(err)
                 .setParameterExceptionHandler((e, arguments) -> {
                     CommandLine cmd = e.getCommandLine();
-                    cmd.getErr().println("error: " + e.getMessage());
+                    String message = StoreOptions.redactor(cmd.getCommandSpec()).redact(e.getMessage());
+                    cmd.getErr().println("error: " + message);
                     CommandLine.UnmatchedArgumentException.printSuggestions(e, cmd.getErr());
                     cmd.getErr().println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for the options.");
                     cmd.getErr().flush();
                     return EXIT_USAGE;
                 })
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    cmd.getErr().println("error: " + describe(e));
+                    // Drivers may echo the URL, with its password, in their messages.
+                    cmd.getErr().println("error: " + StoreOptions.redactor(cmd.getCommandSpec()).redact(describe(e)));
                     cmd.getErr().flush();
                     return EXIT_ERROR;
                 });

@@ -57,7 +57,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", converter = DurationConverter.class,
             description = "How long to wait for deliveries after the last order was placed before counting the "
-                    + "missing ones as lost, e.g. 90s or 5m (default: ${DEFAULT-VALUE}).")
+                    + "missing ones as lost, e.g. 90s or 5m; at most " + DurationConverter.MAX_TEXT + " (default: ${DEFAULT-VALUE}).")
     private Duration timeout;
 
     @Option(names = "--seed", paramLabel = "SEED",
@@ -90,10 +90,6 @@ final class RunCommand implements Callable<Integer> {
         Checks.between(commandLine, "--relays", relays, 1, 64);
         Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
         load.check(commandLine);
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new ParameterException(commandLine, "--timeout must be positive but was "
-                    + DurationConverter.format(timeout));
-        }
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
                 load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);
