@@ -20,9 +20,11 @@ import picocli.CommandLine.Spec;
                     + "message arrived (lost = 0), that each customer's orders arrived in placement order after "
                     + "dropping repeats (order violations = 0), and counts the repeats. Prints a summary.",
             "With no options it needs nothing installed: an in-memory H2 database and a Kafka broker in this process.",
-            "",
-            "Exit status: 0 all delivered in order; 1 messages lost; 4 order violated; 5 both; "
-                    + "2 invalid options; 3 the run failed (a server unreachable, a write or a relay failing)."})
+            "Ctrl-C stops the run and drops its tables and topic (unless --keep) before exiting."},
+        exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
+            OutboxExamples.EXIT_CODES_0, OutboxExamples.EXIT_CODES_1, OutboxExamples.EXIT_CODES_2,
+            OutboxExamples.EXIT_CODES_3, OutboxExamples.EXIT_CODES_4, OutboxExamples.EXIT_CODES_5,
+            OutboxExamples.EXIT_CODES_130, OutboxExamples.EXIT_CODES_143})
 final class RunCommand implements Callable<Integer> {
 
     @Spec

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -128,6 +129,12 @@ class CommandLineTest {
                 "--bootstrap-servers", "--relays", "--orders", "--customers", "--writers", "--buckets", "--batch-size",
                 "--topic", "--partitions", "--rate", "--timeout", "--seed", "--keep", "--no-progress", "Exit status:",
                 "at most 1000", "at most 24h");
+        for (String help : List.of(top.out(), demo.out())) {
+            assertThat(help).containsPattern("\n  0 +every committed order delivered")
+                    .containsPattern("\n  1 +messages lost").containsPattern("\n  2 +invalid options")
+                    .containsPattern("\n  3 +the run failed").containsPattern("\n  4 +a customer's orders")
+                    .containsPattern("\n  130 +interrupted \\(Ctrl-C\\)");
+        }
 
         Outcome bench = run("bench", "-h");
         assertThat(bench.status()).isZero();
