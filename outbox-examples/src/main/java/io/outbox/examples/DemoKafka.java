@@ -3,7 +3,6 @@ package io.outbox.examples;
 import io.outbox.embedded.EmbeddedKafkaBroker;
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -103,21 +102,32 @@ final class DemoKafka implements AutoCloseable {
         }
     }
 
-    /** Deletes the topics this run created on an existing cluster; best effort. */
-    void deleteCreatedTopics(PrintWriter log) {
+    /** Whether the cluster is the broker started in this process. */
+    boolean embedded() {
+        return broker != null;
+    }
+
+    /**
+     * Deletes the topics this run created on an existing cluster; best effort.
+     *
+     * @return the topics deleted; none on the embedded broker (its data goes when it stops)
+     */
+    List<String> deleteCreatedTopics(PrintWriter log) {
         if (broker != null || created.isEmpty()) {
-            return;
+            return List.of();
         }
-        Collection<String> topics = List.copyOf(created);
+        List<String> topics = List.copyOf(created);
         try {
             admin.deleteTopics(topics).all().get(ADMIN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             created.clear();
+            return topics;
         } catch (ExecutionException | TimeoutException e) {
             log.println("warning: could not delete topics " + topics + ": " + e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             log.println("warning: interrupted while deleting topics " + topics);
         }
+        return List.of();
     }
 
     @Override

@@ -63,7 +63,7 @@ record DemoSummary(String runId, String store, String kafka, String topic, int p
         measure(out, "latency max", result.maxMillis(), "ms", "%,.1f", "");
         List<String> relays = new ArrayList<>();
         publishedByRelay.forEach((relay, published) -> relays.add(String.format(Locale.ROOT, "%s %,d (buckets %s)",
-                relay, published, ownedAtStart.getOrDefault(relay, List.of()))));
+                relay, published, BucketRanges.format(ownedAtStart.getOrDefault(relay, List.of())))));
         row(out, "published by", String.join(", ", relays));
         if (publishFailures > 0 || storeErrors > 0) {
             row(out, "retries", String.format(Locale.ROOT, "%,d failed publishes, %,d failed store calls",

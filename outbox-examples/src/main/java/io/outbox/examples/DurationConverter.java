@@ -8,8 +8,18 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Reads a duration such as {@code 90s}, {@code 500ms}, {@code 2m}, {@code 1h}, {@code 30} (seconds) or {@code PT30S}. */
+/**
+ * Reads a duration such as {@code 90s}, {@code 500ms}, {@code 2m}, {@code 1h}, {@code 30} (seconds) or
+ * {@code PT30S}, positive and at most {@link #MAX} (every duration option is a timeout, and a longer
+ * one would overflow where it becomes a deadline in nanoseconds).
+ */
 final class DurationConverter implements ITypeConverter<Duration> {
+
+    /** The longest duration an option takes. */
+    static final Duration MAX = Duration.ofHours(24);
+
+    /** {@link #MAX} as the options write it. */
+    static final String MAX_TEXT = "24h";
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
 
@@ -20,6 +30,17 @@ final class DurationConverter implements ITypeConverter<Duration> {
 
     @Override
     public Duration convert(String value) {
+        Duration duration = parse(value);
+        if (duration.isNegative() || duration.isZero()) {
+            throw new TypeConversionException("'" + value + "' is not a positive duration");
+        }
+        if (duration.compareTo(MAX) > 0) {
+            throw new TypeConversionException("'" + value + "' is longer than the most allowed, " + MAX_TEXT);
+        }
+        return duration;
+    }
+
+    private static Duration parse(String value) {
         String text = value.trim().toLowerCase(Locale.ROOT);
         Matcher m = SIMPLE.matcher(text);
         try {

@@ -76,10 +76,11 @@ final class JdbcDemoDatabase implements DemoDatabase {
     public String describe() {
         try (Connection c = pool.getConnection()) {
             DatabaseMetaData meta = c.getMetaData();
-            String where = embedded ? "embedded, in memory" : meta.getURL();
+            String where = embedded ? "embedded, in memory" : StoreOptions.redactor(password, url).redact(meta.getURL());
             return "jdbc: " + meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion() + " (" + where + ")";
         } catch (SQLException e) {
-            return "jdbc: " + dialect.configName() + " (" + e.getMessage() + ")";
+            return "jdbc: " + dialect.configName() + " (" + StoreOptions.redactor(password, url).redact(e.getMessage())
+                    + ")";
         }
     }
 

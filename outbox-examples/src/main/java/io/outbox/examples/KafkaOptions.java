@@ -8,6 +8,12 @@ import picocli.CommandLine.ParameterException;
 /** Which Kafka cluster and topic: the options both commands share. */
 final class KafkaOptions {
 
+    /**
+     * The most partitions a run's topic may have: Kafka takes more, but the embedded single broker
+     * (and a demo's consumer assigning itself every partition) would spend its time on partitions.
+     */
+    static final int MAX_PARTITIONS = 1000;
+
     @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
             description = "An existing Kafka cluster. Default: a single-node broker started in this process.")
     String bootstrapServers;
@@ -17,7 +23,8 @@ final class KafkaOptions {
     String topic;
 
     @Option(names = "--partitions", paramLabel = "N",
-            description = "Partitions of the topics the run creates. Default: --buckets, so a bucket is a partition.")
+            description = "Partitions of the topics the run creates, at most " + MAX_PARTITIONS + ". Default: --buckets "
+                    + "(so a bucket is a partition), at most " + MAX_PARTITIONS + ".")
     Integer partitions;
 
     /** The topic (or topic prefix) asked for, else {@code fallback}. */
@@ -25,9 +32,9 @@ final class KafkaOptions {
         return topic != null ? topic : fallback;
     }
 
-    /** The partitions asked for, else one per bucket. */
+    /** The partitions asked for, else one per bucket up to {@link #MAX_PARTITIONS}. */
     int partitionsOr(int buckets) {
-        return partitions != null ? partitions : buckets;
+        return partitions != null ? partitions : Math.min(buckets, MAX_PARTITIONS);
     }
 
     /**
@@ -47,7 +54,7 @@ final class KafkaOptions {
             }
         }
         if (partitions != null) {
-            Checks.atLeast(commandLine, "--partitions", partitions, 1);
+            Checks.between(commandLine, "--partitions", partitions, 1, MAX_PARTITIONS);
         }
     }
 }

@@ -90,7 +90,7 @@ final class OrderDemo {
                 log.println("note: the relays have not shared the buckets out yet; starting anyway");
             }
             Map<String, List<Integer>> owned = relays.ownedBuckets();
-            log.println("relays started, buckets owned: " + owned);
+            log.println("relays started, buckets owned: " + BucketRanges.format(owned));
             log.flush();
             OrderWriters writers = OrderWriters.start(database, checker, relays, runId, topic, settings);
             boolean timedOut = false;

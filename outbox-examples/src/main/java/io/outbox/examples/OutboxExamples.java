@@ -20,9 +20,14 @@ import picocli.CommandLine.Spec;
  * <p>Exit status: {@value #EXIT_OK} success; {@value #EXIT_LOST} messages lost;
  * {@value #EXIT_MISORDERED} a customer's orders out of order; 5 both; {@value #EXIT_USAGE}
  * invalid options; {@value #EXIT_ERROR} the run failed (a server unreachable, a write or a relay
- * failing).
+ * failing); {@value #EXIT_INTERRUPTED} interrupted (Ctrl-C) and 143 terminated (SIGTERM), after
+ * the run's clean-up ({@link RunScope}).
  */
 @Command(name = "demo", sortOptions = false, usageHelpAutoWidth = true,
+        exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
+            OutboxExamples.EXIT_CODES_0, OutboxExamples.EXIT_CODES_1, OutboxExamples.EXIT_CODES_2,
+            OutboxExamples.EXIT_CODES_3, OutboxExamples.EXIT_CODES_4, OutboxExamples.EXIT_CODES_5,
+            OutboxExamples.EXIT_CODES_130, OutboxExamples.EXIT_CODES_143},
         description = {"The outbox demo: an order service in miniature on any store, with relays and a consumer "
                 + "that checks every delivery; and a benchmark of the relay against a plain Kafka producer.",
             "Without a command it runs the demo (run)."})
@@ -38,6 +43,27 @@ public final class OutboxExamples implements Runnable {
     public static final int EXIT_ERROR = 3;
     /** Exit status bit: a customer's orders were delivered out of placement order. */
     public static final int EXIT_MISORDERED = 4;
+    /** Exit status: interrupted (Ctrl-C, SIGINT: 128 + 2); the run's tables and topics were dropped first. */
+    public static final int EXIT_INTERRUPTED = 130;
+
+    /** The heading of the exit status list in {@code --help}. */
+    static final String EXIT_CODE_LIST_HEADING = "%nExit status:%n";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_0 = "0:every committed order delivered, each customer's orders in order";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_1 = "1:messages lost (committed but never delivered)";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_2 = "2:invalid options";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_3 = "3:the run failed (a server unreachable, a write or a relay failing)";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_4 = "4:a customer's orders delivered out of placement order";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_5 = "5:both lost and out of order (1 + 4)";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_130 = "130:interrupted (Ctrl-C), after dropping the run's tables and topic";
+    /** An entry of the exit status list in the help of the demo. */
+    static final String EXIT_CODES_143 = "143:terminated (SIGTERM), after the same clean-up";
 
     private static final Set<String> TOP_LEVEL_OPTIONS = Set.of("-h", "--help");
 
@@ -82,14 +108,19 @@ public final class OutboxExamples implements Runnable {
                 .setErr(err)
                 .setParameterExceptionHandler((e, arguments) -> {
                     CommandLine cmd = e.getCommandLine();
-                    cmd.getErr().println("error: " + e.getMessage());
+                    String message = StoreOptions.redactor(cmd.getCommandSpec()).redact(e.getMessage());
+                    cmd.getErr().println("error: " + message);
                     CommandLine.UnmatchedArgumentException.printSuggestions(e, cmd.getErr());
                     cmd.getErr().println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for the options.");
                     cmd.getErr().flush();
                     return EXIT_USAGE;
                 })
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    cmd.getErr().println("error: " + describe(e));
+                    if (RunScope.shuttingDown()) {
+                        return EXIT_INTERRUPTED; // the run's shutdown hook says so and cleans up
+                    }
+                    // Drivers may echo the URL, with its password, in their messages.
+                    cmd.getErr().println("error: " + StoreOptions.redactor(cmd.getCommandSpec()).redact(describe(e)));
                     cmd.getErr().flush();
                     return EXIT_ERROR;
                 });

@@ -20,9 +20,11 @@ import picocli.CommandLine.Spec;
                     + "message arrived (lost = 0), that each customer's orders arrived in placement order after "
                     + "dropping repeats (order violations = 0), and counts the repeats. Prints a summary.",
             "With no options it needs nothing installed: an in-memory H2 database and a Kafka broker in this process.",
-            "",
-            "Exit status: 0 all delivered in order; 1 messages lost; 4 order violated; 5 both; "
-                    + "2 invalid options; 3 the run failed (a server unreachable, a write or a relay failing)."})
+            "Ctrl-C stops the run and drops its tables and topic (unless --keep) before exiting."},
+        exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
+            OutboxExamples.EXIT_CODES_0, OutboxExamples.EXIT_CODES_1, OutboxExamples.EXIT_CODES_2,
+            OutboxExamples.EXIT_CODES_3, OutboxExamples.EXIT_CODES_4, OutboxExamples.EXIT_CODES_5,
+            OutboxExamples.EXIT_CODES_130, OutboxExamples.EXIT_CODES_143})
 final class RunCommand implements Callable<Integer> {
 
     @Spec
@@ -57,7 +59,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "60s", converter = DurationConverter.class,
             description = "How long to wait for deliveries after the last order was placed before counting the "
-                    + "missing ones as lost, e.g. 90s or 5m (default: ${DEFAULT-VALUE}).")
+                    + "missing ones as lost, e.g. 90s or 5m; at most " + DurationConverter.MAX_TEXT + " (default: ${DEFAULT-VALUE}).")
     private Duration timeout;
 
     @Option(names = "--seed", paramLabel = "SEED",
@@ -90,10 +92,6 @@ final class RunCommand implements Callable<Integer> {
         Checks.between(commandLine, "--relays", relays, 1, 64);
         Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
         load.check(commandLine);
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new ParameterException(commandLine, "--timeout must be positive but was "
-                    + DurationConverter.format(timeout));
-        }
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
                 load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);

@@ -1,18 +1,26 @@
 package io.outbox.examples;
 
 import com.mongodb.ConnectionString;
+import io.outbox.relay.standalone.Redactor;
 import io.outbox.store.jdbc.JdbcDialect;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /** Which store the orders and the outbox live in, and how to reach it: the options both commands share. */
 final class StoreOptions {
+
+    /** The JDBC URL prefixes the demo runs on: those whose SQL dialect the JDBC store knows. */
+    static final List<String> JDBC_URL_PREFIXES = List.of("jdbc:h2:", "jdbc:postgresql:", "jdbc:mariadb:", "jdbc:mysql:");
 
     @Option(names = "--store", paramLabel = "STORE", converter = StoreKind.Converter.class,
             completionCandidates = StoreKind.Names.class,
@@ -21,7 +29,8 @@ final class StoreOptions {
     StoreKind store;
 
     @Option(names = "--jdbc-url", paramLabel = "URL",
-            description = "JDBC URL of PostgreSQL, MySQL/MariaDB or H2, e.g. jdbc:postgresql://127.0.0.1:5432/test. "
+            description = "JDBC URL of PostgreSQL, MySQL/MariaDB or H2, starting with jdbc:h2:, jdbc:postgresql:, "
+                    + "jdbc:mariadb: or jdbc:mysql:, e.g. jdbc:postgresql://127.0.0.1:5432/test. "
                     + "Default: an in-memory H2 database in this process.")
     String jdbcUrl;
 
@@ -108,8 +117,47 @@ final class StoreOptions {
         try {
             JdbcDialect.forUrl(jdbcUrl);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(commandLine, "--jdbc-url '" + jdbcUrl + "' is not usable: " + e.getMessage());
+            throw new ParameterException(commandLine, "--jdbc-url '" + redactor().redact(jdbcUrl)
+                    + "' is not supported: the demo runs on JDBC URLs starting with "
+                    + String.join(", ", JDBC_URL_PREFIXES));
         }
+    }
+
+    /** A redactor that hides the password and every secret inside the connection options given. */
+    Redactor redactor() {
+        return redactor(jdbcPassword, jdbcUrl, mongodbUri, dynamodbEndpoint);
+    }
+
+    /**
+     * A redactor for what a command prints, from the values its store options hold now (parsed or
+     * partly parsed); one that knows no secrets when the command has no store options.
+     *
+     * @param spec the command whose options to read
+     */
+    static Redactor redactor(CommandSpec spec) {
+        return redactor(value(spec, "--jdbc-password"), value(spec, "--jdbc-url"), value(spec, "--mongodb-uri"),
+                value(spec, "--dynamodb-endpoint"));
+    }
+
+    /**
+     * A redactor that hides a password and the secrets inside URLs (a URL's password, a
+     * {@code password=} parameter), and whatever else its patterns recognize.
+     *
+     * @param password the password, or null
+     * @param urls the URLs; null ones are skipped
+     */
+    static Redactor redactor(String password, String... urls) {
+        Set<String> secrets = new LinkedHashSet<>();
+        secrets.add(password);
+        for (String url : urls) {
+            secrets.addAll(Redactor.embeddedSecrets(url));
+        }
+        return Redactor.of(secrets);
+    }
+
+    private static String value(CommandSpec spec, String name) {
+        OptionSpec option = spec.findOption(name);
+        return option != null && option.getValue() instanceof String text ? text : null;
     }
 
     private void checkMongodbUri(CommandLine commandLine) {
@@ -137,7 +185,7 @@ final class StoreOptions {
             uri = null;
         }
         if (uri == null || uri.getScheme() == null || uri.getHost() == null) {
-            throw new ParameterException(commandLine, "--dynamodb-endpoint '" + dynamodbEndpoint
+            throw new ParameterException(commandLine, "--dynamodb-endpoint '" + redactor().redact(dynamodbEndpoint)
                     + "' is not a URL such as http://127.0.0.1:8000");
         }
     }
@@ -152,7 +200,9 @@ final class StoreOptions {
         String prefix = "demo_" + runId + "_";
         return switch (kind) {
             case JDBC -> jdbcUrl == null
-                    ? new JdbcDemoDatabase("jdbc:h2:mem:outbox_demo_" + runId + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000",
+                    ? new JdbcDemoDatabase("jdbc:h2:mem:outbox_demo_" + runId + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000"
+                            // closed by the run (also on Ctrl-C, from its shutdown hook), not by H2's own hook
+                            + ";DB_CLOSE_ON_EXIT=FALSE",
                             "sa", "", true, prefix, connections)
                     : new JdbcDemoDatabase(jdbcUrl, jdbcUser, jdbcPassword, false, prefix, connections);
             case MONGODB -> new MongoDemoDatabase(mongodbUri, mongodbDatabase, prefix);

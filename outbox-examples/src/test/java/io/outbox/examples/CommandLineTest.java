@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
 
 /** Options are checked before anything starts: a bad value exits with status 2 and a message naming it. */
 class CommandLineTest {
@@ -31,16 +33,36 @@ class CommandLineTest {
         "--relays 0                                    | --relays must be between 1 and 64 but was 0",
         "--buckets 0                                   | --buckets must be between 1 and 65536 but was 0",
         "--batch-size 100001                           | --batch-size must be between 1 and 100000 but was 100001",
-        "--partitions 0                                | --partitions must be at least 1 but was 0",
+        "--partitions 0                                | --partitions must be between 1 and 1000 but was 0",
+        "--partitions 1001                             | --partitions must be between 1 and 1000 but was 1001",
+        "--buckets 65537                               | --buckets must be between 1 and 65536 but was 65537",
+        "--orders 10000001                             | --orders must be between 1 and 10000000 but was 10000001",
+        "--orders 99999999999                          | Invalid value for option '--orders': '99999999999' is not an int",
+        "--writers 257                                 | --writers must be between 1 and 256 but was 257",
+        "--relays 65                                   | --relays must be between 1 and 64 but was 65",
+        "--rate 1000001                                | --rate must be between 0 and 1000000 but was 1000001",
+        "--batch-size 0                                | --batch-size must be between 1 and 100000 but was 0",
+        "--timeout 3000000h                            | Invalid value for option '--timeout': '3000000h' is longer than the most allowed, 24h",
+        "--timeout 25h                                 | '25h' is longer than the most allowed, 24h",
+        "--timeout 99999999999999999999h               | '99999999999999999999h' is not a duration",
+        "--timeout P1000000000D                        | 'P1000000000D' is longer than the most allowed, 24h",
+        "--timeout PT-5S                               | Invalid value for option '--timeout': 'PT-5S' is not a positive duration",
+        "bench --timeout 3000000h                      | Invalid value for option '--timeout': '3000000h' is longer",
+        "bench --timeout 0                             | Invalid value for option '--timeout': '0' is not a positive duration",
+        "bench --partitions 5000                       | --partitions must be between 1 and 1000 but was 5000",
+        "bench --buckets 0                             | --buckets must be between 1 and 65536 but was 0",
+        "bench --relays 0                              | --relays must be between 1 and 64 but was 0",
+        "bench --value-bytes 900001                    | --value-bytes must be between 0 and 900000 but was 900001",
+        "bench --customers 0                           | --customers must be between 1 and 1000000 but was 0",
         "--rate -5                                     | --rate must be between 0 and 1000000 but was -5",
-        "--timeout 0s                                  | --timeout must be positive",
+        "--timeout 0s                                  | Invalid value for option '--timeout': '0s' is not a positive duration",
         "--timeout soon                                | 'soon' is not a duration",
         "--orders many                                 | '--orders'",
         "--store redis                                 | 'redis' is not a store; use one of jdbc, mongodb, dynamodb",
         "--store mongodb                               | --store mongodb needs --mongodb-uri",
         "--store dynamodb --jdbc-url jdbc:h2:mem:x     | --jdbc-url is only used with --store jdbc, not with --store dynamodb",
         "--jdbc-url jdbc:h2:mem:x --mongodb-uri mongodb://h | options of several stores given (--jdbc-url, --mongodb-uri)",
-        "--jdbc-url jdbc:oracle:thin:@db:1521:x        | --jdbc-url 'jdbc:oracle:thin:@db:1521:x' is not usable",
+        "--jdbc-url jdbc:oracle:thin:@db:1521:x        | --jdbc-url 'jdbc:oracle:thin:@db:1521:x' is not supported: the demo runs on JDBC URLs starting with jdbc:h2:, jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:",
         "--mongodb-uri http://not-mongo                | --mongodb-uri is not a MongoDB connection string",
         "--dynamodb-endpoint localhost                 | --dynamodb-endpoint 'localhost' is not a URL",
         "--topic bad/topic                             | --topic: topic 'bad/topic' is not a legal Kafka topic name",
@@ -58,6 +80,39 @@ class CommandLineTest {
         assertThat(outcome.out()).isEmpty();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "--jdbc-url jdbc:sqlserver://db:1433;user=sa;password=s3cr3t",
+        "--jdbc-url jdbc:oracle:thin:app/s3cr3t@db:1521:x --jdbc-password s3cr3t",
+        "--jdbc-url jdbc:db2://app:s3cr3t@db:50000/x",
+        "--jdbc-url jdbc:postgresql://db/x?password=s3cr3t --orders 0",
+        "--jdbc-url jdbc:postgresql://app:s3cr3t@db/x --timeout 3000000h",
+        "--jdbc-password s3cr3t --writers 0",
+        "--store mongodb --mongodb-uri mongodb://app:s3cr3t@db/x --relays 0",
+        "bench --jdbc-url jdbc:oracle:thin:app/s3cr3t@db:1521:x --jdbc-password s3cr3t",
+    })
+    void noErrorShowsAPassword(String args) {
+        Outcome outcome = run(split(args));
+
+        assertThat(outcome.status()).isEqualTo(OutboxExamples.EXIT_USAGE);
+        assertThat(outcome.err()).startsWith("error: ").doesNotContain("s3cr3t");
+    }
+
+    @Test
+    void anUnsupportedJdbcUrlIsShownWithoutItsPassword() {
+        Outcome outcome = run("--jdbc-url", "jdbc:sqlserver://db;password=s3cr3t");
+        assertThat(outcome.err()).contains("--jdbc-url 'jdbc:sqlserver://db;password=[hidden]' is not supported");
+    }
+
+    @Test
+    void theRedactorOfACommandKnowsThePasswordAndTheSecretsInItsUrls() {
+        CommandLine commandLine = new CommandLine(new RunCommand());
+        commandLine.parseArgs("--jdbc-url", "jdbc:postgresql://db/x?password=in-url", "--jdbc-password", "pw-opt");
+        assertThat(StoreOptions.redactor(commandLine.getCommandSpec())
+                .redact("FATAL: no login with pw-opt to db (url had in-url)"))
+                .isEqualTo("FATAL: no login with [hidden] to db (url had [hidden])");
+    }
+
     private static String[] split(String args) {
         return args.trim().split("\\s+");
     }
@@ -72,7 +127,14 @@ class CommandLineTest {
         assertThat(demo.status()).isZero();
         assertThat(demo.out()).contains("--store", "--jdbc-url", "--mongodb-uri", "--dynamodb-endpoint",
                 "--bootstrap-servers", "--relays", "--orders", "--customers", "--writers", "--buckets", "--batch-size",
-                "--topic", "--partitions", "--rate", "--timeout", "--seed", "--keep", "--no-progress", "Exit status");
+                "--topic", "--partitions", "--rate", "--timeout", "--seed", "--keep", "--no-progress", "Exit status:",
+                "at most 1000", "at most 24h");
+        for (String help : List.of(top.out(), demo.out())) {
+            assertThat(help).containsPattern("\n  0 +every committed order delivered")
+                    .containsPattern("\n  1 +messages lost").containsPattern("\n  2 +invalid options")
+                    .containsPattern("\n  3 +the run failed").containsPattern("\n  4 +a customer's orders")
+                    .containsPattern("\n  130 +interrupted \\(Ctrl-C\\)");
+        }
 
         Outcome bench = run("bench", "-h");
         assertThat(bench.status()).isZero();
@@ -101,5 +163,6 @@ class CommandLineTest {
         assertThat(converter.convert("2m")).isEqualTo(Duration.ofMinutes(2));
         assertThat(converter.convert("1h")).isEqualTo(Duration.ofHours(1));
         assertThat(converter.convert("PT45S")).isEqualTo(Duration.ofSeconds(45));
+        assertThat(converter.convert("24h")).isEqualTo(DurationConverter.MAX);
     }
 }

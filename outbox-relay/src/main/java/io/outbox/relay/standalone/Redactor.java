@@ -22,11 +22,14 @@ import java.util.regex.Pattern;
  * <p>A known secret is hidden wherever it occurs, even inside a longer word, so a short or common
  * password also hides harmless text; that is the price of never showing it. Immutable and
  * thread-safe.
+ *
+ * <p>Public so that other programs of the project that print connection URLs (the demo) hide
+ * secrets the same way; the standalone relay's other uses stay inside this package.
  */
-final class Redactor {
+public final class Redactor {
 
     /** What a hidden secret reads as; the same marker Kafka uses for its password settings. */
-    static final String HIDDEN = "[hidden]";
+    public static final String HIDDEN = "[hidden]";
 
     /** A URL's user info with a password: group 1 the scheme, 2 the user, 3 the password. */
     private static final Pattern URL_CREDENTIALS =
@@ -56,7 +59,7 @@ final class Redactor {
      *
      * @return the shared instance
      */
-    static Redactor patternsOnly() {
+    public static Redactor patternsOnly() {
         return PATTERNS_ONLY;
     }
 
@@ -66,7 +69,7 @@ final class Redactor {
      * @param secrets the values; null and empty ones are ignored
      * @return the redactor
      */
-    static Redactor of(Collection<String> secrets) {
+    public static Redactor of(Collection<String> secrets) {
         Set<String> distinct = new LinkedHashSet<>();
         for (String secret : secrets) {
             if (secret != null && !secret.isEmpty()) {
@@ -97,7 +100,7 @@ final class Redactor {
      * @param value the value; null gives none
      * @return the secrets found, in order; empty when none
      */
-    static Set<String> embeddedSecrets(String value) {
+    public static Set<String> embeddedSecrets(String value) {
         Set<String> found = new LinkedHashSet<>();
         if (value == null) {
             return found;
@@ -153,7 +156,7 @@ final class Redactor {
      * @param text the text; may be null
      * @return the text with secrets replaced by {@value #HIDDEN}; null for null
      */
-    String redact(String text) {
+    public String redact(String text) {
         if (text == null || text.isEmpty()) {
             return text;
         }
