@@ -15,6 +15,7 @@ final class OrderDemo {
 
     /** How long the relays get to share the buckets before the writers start. */
     private static final Duration BALANCE_TIMEOUT = Duration.ofSeconds(15);
+    private static final Duration PUBLISHED_COUNT_WAIT = Duration.ofSeconds(10);
 
     /**
      * What to run.
@@ -118,6 +119,11 @@ final class OrderDemo {
                 }
             } finally {
                 writers.stop();
+            }
+            if (!timedOut) {
+                // The consumer can read a record before its relay has deleted it and counted it as
+                // published; wait for the relays' counts so the summary's per-relay figures add up.
+                relays.awaitPublished(writers.placed(), PUBLISHED_COUNT_WAIT);
             }
             CheckResult result = checker.result();
             return new DemoSummary(runId, database.describe(), kafka.describe(), topic, partitions, settings, result,

@@ -51,6 +51,9 @@ class DemoEndToEndTest {
         assertThat(result.delivered()).as("delivered" + context).isGreaterThanOrEqualTo(result.enqueued());
         assertThat(result.duplicates()).isEqualTo(result.delivered() - result.enqueued());
         assertThat(result.p99Millis()).isNotNaN();
+        assertThat(outcome.summary().publishedByRelay().values().stream().mapToLong(Long::longValue).sum())
+                .as("the relays' published counts cover every delivered message" + context)
+                .isGreaterThanOrEqualTo(result.enqueued());
         assertThat(outcome.status()).as("exit status" + context).isZero();
         assertThat(outcome.out()).contains("enqueued", "delivered", "duplicates", "lost", "order violations",
                 "throughput", "latency p50", "latency p95", "latency p99", "OK: every committed order was delivered");
