@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.relay.RelayOptions;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -15,9 +16,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Relay throughput: pre-fills the store with N messages (not timed), times the relays draining them to "
                     + "Kafka (from their start until every message is acknowledged and deleted), and in the same "
-                    + "run times a plain KafkaProducer with the same enforced settings (acks=all, idempotence) "
-                    + "sending the same records and flushing. Prints both rates and their ratio, per run and the "
-                    + "median, after a warm-up round that is not counted.",
+                    + "run times a plain KafkaProducer with the relays' producer settings (acks=all, idempotence, "
+                    + "same linger.ms and batch.size) sending the same records and flushing. Prints both rates "
+                    + "and their ratio, per run and the median, after a warm-up round that is not counted.",
             "",
             "Exit status: 0 done; 2 invalid options; 3 the benchmark failed."})
 final class BenchCommand implements Callable<Integer> {
@@ -46,6 +47,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--relays", paramLabel = "R", defaultValue = "1",
             description = "Relays draining the store (default: ${DEFAULT-VALUE}).")
     private int relays;
+
+    @Option(names = "--store-concurrency", paramLabel = "N",
+            defaultValue = "" + RelayOptions.DEFAULT_STORE_CONCURRENCY,
+            description = "Each relay's store threads (relay option store.concurrency; default: ${DEFAULT-VALUE}, "
+                    + "the relay's default).")
+    private int storeConcurrency;
 
     @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Counted runs (default: ${DEFAULT-VALUE}).")
     private int runs;
@@ -77,6 +84,7 @@ final class BenchCommand implements Callable<Integer> {
         Checks.between(commandLine, "--value-bytes", valueBytes, 0, 900_000);
         Checks.between(commandLine, "--customers", keys, 1, 1_000_000);
         Checks.between(commandLine, "--relays", relays, 1, 64);
+        Checks.between(commandLine, "--store-concurrency", storeConcurrency, 1, RelayOptions.MAX_STORE_CONCURRENCY);
         load.check(commandLine);
         Checks.between(commandLine, "--runs", runs, 1, 100);
         Checks.between(commandLine, "--warmup-messages", warmupMessages, 0, 10_000_000);
@@ -85,7 +93,7 @@ final class BenchCommand implements Callable<Integer> {
                     + DurationConverter.format(timeout));
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
-                load.buckets, load.batchSize, runs, warmupMessages, timeout, !load.noProgress);
+                load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();

@@ -41,6 +41,18 @@ interface DemoDatabase extends AutoCloseable {
      */
     OutboxStore openRelayStore();
 
+    /**
+     * Opens a store for one relay that makes up to {@code storeConcurrency} store calls at once
+     * (relay option {@code store.concurrency}); a store with a connection pool sizes it for them.
+     * The default opens {@link #openRelayStore()}.
+     *
+     * @param storeConcurrency the relay's store threads, at least 1
+     * @return the store; the caller closes it
+     */
+    default OutboxStore openRelayStore(int storeConcurrency) {
+        return openRelayStore();
+    }
+
     /** Drops (or, where the server cannot drop, empties) the run's tables. */
     void dropSchema() throws Exception;
 

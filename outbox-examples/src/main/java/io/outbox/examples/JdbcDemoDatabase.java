@@ -2,6 +2,7 @@ package io.outbox.examples;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;
@@ -150,7 +151,14 @@ final class JdbcDemoDatabase implements DemoDatabase {
 
     @Override
     public OutboxStore openRelayStore() {
+        return openRelayStore(RelayOptions.DEFAULT_STORE_CONCURRENCY);
+    }
+
+    /** A pool of {@code storeConcurrency} connections plus one for lease calls and one for renewal. */
+    @Override
+    public OutboxStore openRelayStore(int storeConcurrency) {
         Map<String, String> config = new HashMap<>();
+        config.put(JdbcOutboxStoreProvider.POOL_SIZE, Integer.toString(storeConcurrency + 2));
         config.put(JdbcOutboxStoreProvider.URL, url);
         if (user != null) {
             config.put(JdbcOutboxStoreProvider.USER, user);

@@ -31,8 +31,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <p>Each round pre-fills N messages (values of random bytes, keys spread over K customers) into
  * the store in batched transactions (not timed), then starts the relays and times from their
  * start until they have published every message (acknowledged by the broker and deleted from the
- * store). Then a plain producer with the same enforced settings as the relays'
- * ({@code acks=all}, idempotence; {@link KafkaOutboxPublisher#effectiveConfig}) sends the same
+ * store). Then a plain producer with exactly the relays' producer settings
+ * ({@link RelayFleet#producerSettings} through {@link KafkaOutboxPublisher#effectiveConfig}:
+ * {@code acks=all}, idempotence, the same {@code linger.ms} and {@code batch.size}) sends the same
  * records (same keys, values and headers, message-id header included) to a second topic and
  * flushes; timed from the first send to the end of the flush. A warm-up round runs first and
  * is reported but not counted.
@@ -51,13 +52,14 @@ final class RelayBench {
      * @param relays relays
      * @param buckets buckets
      * @param batchSize the relays' batch size
+     * @param storeConcurrency each relay's store threads
      * @param runs counted rounds
      * @param warmupMessages messages of the warm-up round; 0 for none
      * @param timeout how long the relays may take to drain one round
      * @param progress whether to show a progress bar
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
-                    int valueBytes, int keys, int relays, int buckets, int batchSize, int runs, int warmupMessages,
+                    int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
                     Duration timeout, boolean progress) {
     }
 
@@ -69,9 +71,11 @@ final class RelayBench {
      * @param prefill pre-fill rate (not part of the comparison)
      * @param relay relay rate
      * @param plain plain producer rate
-     * @param fetchShare share of the relays' time spent reading batches from the store
-     * @param deleteShare share spent deleting published messages
-     * @param otherShare share spent in other store calls (leases, probes)
+     * @param fetchShare store calls reading batches in progress per relay, on average over the
+     *     drain: the summed time of those calls over the drain's time; above 1 when store threads
+     *     overlap them
+     * @param deleteShare the same for calls deleting published messages
+     * @param otherShare the same for other store calls (leases, probes)
      */
     record Round(String label, int messages, double prefill, double relay, double plain, double fetchShare,
                  double deleteShare, double otherShare) {
@@ -94,8 +98,9 @@ final class RelayBench {
         String prefix = settings.kafkaOptions().topicOr("outbox-bench-" + runId);
         int partitions = settings.kafkaOptions().partitionsOr(settings.buckets());
         log.printf("bench %s: %,d messages of %,d bytes per run, %d run(s) after a warm-up of %,d, %d relay(s), "
-                        + "%d buckets, batch size %d%n", runId, settings.messages(), settings.valueBytes(),
-                settings.runs(), settings.warmupMessages(), settings.relays(), settings.buckets(), settings.batchSize());
+                        + "%d buckets, batch size %d, store concurrency %d%n", runId, settings.messages(),
+                settings.valueBytes(), settings.runs(), settings.warmupMessages(), settings.relays(),
+                settings.buckets(), settings.batchSize(), settings.storeConcurrency());
         log.flush();
         try (RunScope scope = RunScope.open(settings.store(), settings.storeOptions(), settings.kafkaOptions(), runId,
                 1, log)) {
@@ -117,7 +122,7 @@ final class RelayBench {
                 rounds.add(result);
             }
             return new BenchResult(runId, scope.database().describe(), scope.kafka().describe(), prefix, partitions,
-                    settings, rounds);
+                    settings, producerDescription(scope.kafka().bootstrapServers()), rounds);
         }
     }
 
@@ -166,7 +171,7 @@ final class RelayBench {
      * @param stores the relays' stores, with the time spent in them
      */
     private record Drain(double rate, long nanos, List<TimedStore> stores) {
-        /** The share of the relays' time spent in one kind of store call. */
+        /** Calls of one kind in progress per relay, on average: their summed time over the drain's. */
         double share(ToLongFunction<TimedStore> spent) {
             return stores.stream().mapToLong(spent).sum() / ((double) nanos * stores.size());
         }
@@ -175,10 +180,11 @@ final class RelayBench {
     /** Starts the relays on the pre-filled store and waits until they have published every message. */
     private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database)
             throws Exception {
-        RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
+        RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize(),
+                settings.storeConcurrency());
         List<TimedStore> stores = new ArrayList<>();
         Supplier<OutboxStore> timedStores = () -> {
-            TimedStore store = new TimedStore(database.openRelayStore());
+            TimedStore store = new TimedStore(database.openRelayStore(settings.storeConcurrency()));
             stores.add(store);
             return store;
         };
@@ -203,8 +209,7 @@ final class RelayBench {
 
     /** Sends the same records with a plain producer and flushes; returns messages per second. */
     private static double plainProducer(List<OutboxMessage> messages, String topic, String bootstrapServers) {
-        Map<String, Object> config = KafkaOutboxPublisher.effectiveConfig(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers, ProducerConfig.CLIENT_ID_CONFIG, "bench-plain"));
+        Map<String, Object> config = plainProducerConfig(bootstrapServers);
         AtomicLong failures = new AtomicLong();
         AtomicReference<Exception> firstFailure = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
@@ -232,6 +237,23 @@ final class RelayBench {
         }
     }
 
+    /** The plain producer's settings: the relays' publishers', with another client id. */
+    private static Map<String, Object> plainProducerConfig(String bootstrapServers) {
+        return KafkaOutboxPublisher.effectiveConfig(RelayFleet.producerSettings(bootstrapServers, "bench-plain"));
+    }
+
+    /** The producer settings that bear on throughput, as both the relays and the plain producer use them. */
+    private static String producerDescription(String bootstrapServers) {
+        Map<String, Object> parsed = ProducerConfig.configDef().parse(plainProducerConfig(bootstrapServers));
+        StringBuilder text = new StringBuilder();
+        for (String key : List.of(ProducerConfig.ACKS_CONFIG, ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, ProducerConfig.LINGER_MS_CONFIG,
+                ProducerConfig.BATCH_SIZE_CONFIG, ProducerConfig.COMPRESSION_TYPE_CONFIG)) {
+            text.append(text.length() == 0 ? "" : ", ").append(key).append('=').append(parsed.get(key));
+        }
+        return text.toString();
+    }
+
     private static double perSecond(long count, long nanos) {
         return count / (nanos / 1e9);
     }
@@ -245,10 +267,11 @@ final class RelayBench {
      * @param topicPrefix the prefix of the rounds' topics
      * @param partitions partitions per topic
      * @param settings what was asked for
+     * @param producer the producer settings the relays and the plain producer share
      * @param rounds the warm-up (if any) and the counted rounds, in order
      */
     record BenchResult(String runId, String store, String kafka, String topicPrefix, int partitions,
-                       Settings settings, List<Round> rounds) {
+                       Settings settings, String producer, List<Round> rounds) {
 
         /** The counted rounds. */
         List<Round> counted() {
@@ -271,14 +294,17 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "  %-7s %s, topics %s-*, %d partitions each%n", "kafka", kafka,
                     topicPrefix, partitions));
             out.append(String.format(Locale.ROOT, "  %-7s %,d messages per run, %,d-byte values, %,d keys, "
-                    + "%d relay(s), %d buckets, batch size %d%n%n", "load", s.messages(), s.valueBytes(), s.keys(),
-                    s.relays(), s.buckets(), s.batchSize()));
+                    + "%d relay(s), %d buckets, batch size %d, store concurrency %d%n", "load", s.messages(),
+                    s.valueBytes(), s.keys(), s.relays(), s.buckets(), s.batchSize(), s.storeConcurrency()));
+            out.append(String.format(Locale.ROOT, "  %-7s relays and plain producer alike: %s%n%n", "producer",
+                    producer));
             out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s   %s%n", "round", "pre-fill msg/s",
-                    "relay msg/s", "plain producer msg/s", "ratio", "relay time in store reads/deletes/other"));
+                    "relay msg/s", "plain producer msg/s", "ratio", "store calls in progress per relay: "
+                            + "reads/deletes/other"));
             for (Round r : rounds) {
-                out.append(String.format(Locale.ROOT, "  %-10s %,14.0f %,14.0f %,21.0f %7.2f   %3.0f%% / %3.0f%% / %3.0f%%%n",
-                        r.label(), r.prefill(), r.relay(), r.plain(), r.ratio(), 100 * r.fetchShare(),
-                        100 * r.deleteShare(), 100 * r.otherShare()));
+                out.append(String.format(Locale.ROOT, "  %-10s %,14.0f %,14.0f %,21.0f %7.2f   %.2f / %.2f / %.2f%n",
+                        r.label(), r.prefill(), r.relay(), r.plain(), r.ratio(), r.fetchShare(), r.deleteShare(),
+                        r.otherShare()));
             }
             List<Round> counted = counted();
             double[] ratios = counted.stream().mapToDouble(Round::ratio).sorted().toArray();
@@ -287,9 +313,11 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "%nrelay / plain producer: median ratio %.2f over %d run(s)"
                     + " (lowest %.2f, highest %.2f)%n", median(Round::ratio), counted.size(), ratios[0],
                     ratios[ratios.length - 1]));
-            out.append(String.format(Locale.ROOT, "the relays spent %.0f%% of their time waiting for the store"
-                    + " (median), the rest publishing and waiting for the broker%n",
-                    100 * median(r -> r.fetchShare() + r.deleteShare() + r.otherShare())));
+            out.append(String.format(Locale.ROOT, "store: on average %.2f reads and deletes in progress per relay "
+                    + "(median), so its %d store threads were busy %.0f%% of the time; the rest of a bucket's "
+                    + "time went to publishing and waiting for the broker%n",
+                    median(r -> r.fetchShare() + r.deleteShare()), s.storeConcurrency(),
+                    100 * median(r -> r.fetchShare() + r.deleteShare()) / s.storeConcurrency()));
             return out.toString();
         }
     }

@@ -77,8 +77,8 @@ final class RelayFleet implements AutoCloseable {
                 OutboxStore store = stores.get();
                 KafkaOutboxPublisher publisher = null;
                 try {
-                    publisher = new KafkaOutboxPublisher(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                            bootstrapServers, ProducerConfig.CLIENT_ID_CONFIG, relayId), own.messageIdHeader());
+                    publisher = new KafkaOutboxPublisher(producerSettings(bootstrapServers, relayId),
+                            own.messageIdHeader());
                     Counter counter = new Counter();
                     OutboxRelay relay = OutboxRelay.builder(store, publisher).options(own).listener(counter).build();
                     fleet.members.add(new Member(relay, publisher, store, counter));
@@ -120,11 +120,27 @@ final class RelayFleet implements AutoCloseable {
         return true;
     }
 
-    /** Options for the relays of a run. */
+    /**
+     * The producer settings each relay's publisher gets, before the publisher enforces its own
+     * (rule K1, {@link KafkaOutboxPublisher#effectiveConfig}): the cluster and a client id, all
+     * else Kafka's defaults.
+     */
+    static Map<String, Object> producerSettings(String bootstrapServers, String clientId) {
+        return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers, ProducerConfig.CLIENT_ID_CONFIG,
+                clientId);
+    }
+
+    /** Options for the relays of a run, with the library's store concurrency. */
     static RelayOptions options(int buckets, int batchSize) {
+        return options(buckets, batchSize, RelayOptions.DEFAULT_STORE_CONCURRENCY);
+    }
+
+    /** Options for the relays of a run. */
+    static RelayOptions options(int buckets, int batchSize, int storeConcurrency) {
         return RelayOptions.builder()
                 .bucketCount(buckets)
                 .batchSize(batchSize)
+                .storeConcurrency(storeConcurrency)
                 .leaseDuration(LEASE_DURATION)
                 .leaseRenewInterval(LEASE_RENEW_INTERVAL)
                 .closeTimeout(Duration.ofSeconds(10))

@@ -22,7 +22,8 @@ class BenchSmokeTest {
         assertThat(out.toString())
                 .contains("relay msg/s", "plain producer msg/s", "ratio", "warm-up", "run 1", "median")
                 .contains("2,000 messages per run, 1,024-byte values")
-                .containsPattern("run 1 +[\\d,]+ +[\\d,]+ +[\\d,]+ +\\d+\\.\\d\\d +\\d+% / +\\d+% / +\\d+%")
-                .contains("of their time waiting for the store");
+                .contains("store concurrency 4", "relays and plain producer alike: acks=all, enable.idempotence=true")
+                .containsPattern("run 1 +[\\d,]+ +[\\d,]+ +[\\d,]+ +\\d+\\.\\d\\d +\\d+\\.\\d\\d / \\d+\\.\\d\\d / \\d+\\.\\d\\d")
+                .contains("store threads were busy");
     }
 }

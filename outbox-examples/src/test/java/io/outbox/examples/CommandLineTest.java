@@ -70,6 +70,8 @@ class CommandLineTest {
         "bench --messages 0                            | --messages must be between 1 and 10000000 but was 0",
         "bench --runs 0                                | --runs must be between 1 and 100 but was 0",
         "bench --warmup-messages -1                    | --warmup-messages must be between 0 and 10000000 but was -1",
+        "bench --store-concurrency 0                   | --store-concurrency must be between 1 and 256 but was 0",
+        "bench --store-concurrency x                   | Invalid value for option '--store-concurrency'",
         "--no-such-option                              | Unknown option: '--no-such-option'",
     })
     void aBadOptionExitsWithStatus2NamingIt(String args, String message) {
@@ -138,7 +140,8 @@ class CommandLineTest {
 
         Outcome bench = run("bench", "-h");
         assertThat(bench.status()).isZero();
-        assertThat(bench.out()).contains("--messages", "--value-bytes", "--runs", "--warmup-messages", "--relays");
+        assertThat(bench.out()).contains("--messages", "--value-bytes", "--runs", "--warmup-messages", "--relays",
+                "--store-concurrency");
     }
 
     @Test

@@ -25,10 +25,11 @@ import java.util.concurrent.CompletableFuture;
  *       {@link PublishResult#failure} rather than exceptionally; an exceptional future or a thrown
  *       exception counts as "nothing acknowledged".</li>
  * </ul>
- * The relay calls {@link #publish} from its own thread, for several buckets at once (one call per
- * bucket, each started before the previous completes); implementations are thread-safe. A
- * publisher may block inside {@code publish} (the relay still renews leases meanwhile), but then
- * buckets are published one after another.
+ * The relay calls {@link #publish} from its store threads, for several buckets at once (one call
+ * per bucket, from several threads, each started before the others complete); implementations are
+ * thread-safe. A publisher may block inside {@code publish} (the relay still renews leases
+ * meanwhile), but then it holds one of the relay's {@link RelayOptions#storeConcurrency()} store
+ * threads. The future may complete on any thread; the relay does no store work on it.
  *
  * <p>The relay never closes its publisher: whoever created it closes it after the relay.
  */

@@ -31,13 +31,18 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>What it does</h2>
  * One publishing thread loops: it acquires its fair share of bucket leases, finds the owned
- * buckets with pending messages, and sweeps them, one batch of at most
- * {@link RelayOptions#batchSize()} per bucket per sweep (R4), all buckets' batches in flight
- * together. It deletes exactly the acknowledged prefix of each batch (R2) and retries the rest
- * from the head after a capped exponential backoff, per bucket (R3). While batches come back
- * full it sweeps again without sleeping; otherwise it waits for {@link #wakeUp()} or
- * {@link RelayOptions#pollInterval()} (R8). It reacquires (rebalances) at least every
- * {@link RelayOptions#leaseRenewInterval()}, between sweeps.
+ * buckets with pending messages, and hands each of them, one batch of at most
+ * {@link RelayOptions#batchSize()} at a time (R4), to a pool of
+ * {@link RelayOptions#storeConcurrency()} store threads. A store thread reads the bucket's batch,
+ * starts its publish and, once the broker answered, deletes exactly the acknowledged prefix (R2);
+ * so the store round trips of different buckets overlap with each other and with other buckets'
+ * publishes, while a bucket never has two batches in flight. The rest of a batch is retried from
+ * the head after a capped exponential backoff, per bucket (R3). While a bucket's batches come
+ * back full it gets its next batch without sleeping, without waiting for slower buckets;
+ * otherwise the relay waits for {@link #wakeUp()} or {@link RelayOptions#pollInterval()} (R8).
+ * It reacquires (rebalances) at least every {@link RelayOptions#leaseRenewInterval()}, once no
+ * bucket has a batch in flight. Leases, retries and listener calls are kept by the publishing
+ * thread alone.
  *
  * <h2>Leases (R1, R5, R9)</h2>
  * A lease's age counts from the clock reading taken before the store call that granted or
@@ -53,7 +58,8 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Errors (R3, R6, R7)</h2>
  * A failed publish (broker down, record too large) backs off that bucket only; other buckets go
- * on. A failing store call is logged, the lease state dropped, and the whole loop backs off.
+ * on. A failing store call is logged, the other buckets' batches in flight are finished (their
+ * acknowledged prefixes deleted), then the lease state is dropped and the whole loop backs off.
  * Both backoffs start at {@link RelayOptions#errorBackoff()}, double per failure in a row and
  * stop growing at {@link RelayOptions#maxErrorBackoff()}. An
  * {@link OutboxMisconfigurationException} from anywhere (the store finding rows outside the
@@ -64,8 +70,12 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Ownership and threads</h2>
  * The relay owns neither the store nor the publisher: it never closes them; close the relay
- * first, then them. It runs two daemon threads, {@code outbox-relay-<relayId>} and, with C1,
- * {@code outbox-relay-<relayId>-renewal}. All public methods are thread-safe. Logging goes to
+ * first, then them. It runs daemon threads: {@code outbox-relay-<relayId>}, the store threads
+ * {@code outbox-relay-<relayId>-store-<n>} (at most {@link RelayOptions#storeConcurrency()}) and,
+ * with C1, {@code outbox-relay-<relayId>-renewal}; the store and the publisher are called from
+ * several of them at once (S12). A pooled store wants at least
+ * {@link RelayOptions#storeConcurrency()} plus two connections. All public methods are
+ * thread-safe. Logging goes to
  * SLF4J logger {@code io.outbox.relay.OutboxRelay} with {@code key=value} context (relayId,
  * bucket, count, messageId); keys, values and headers are never logged.
  */
@@ -231,8 +241,8 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Stops the relay (R9). It starts no new publish; a publish in flight gets up to
-     * {@link RelayOptions#closeTimeout()} to finish, and its acknowledged prefix is deleted. Then
+     * Stops the relay (R9). It starts no new publish; the publishes in flight get up to
+     * {@link RelayOptions#closeTimeout()} to finish, and their acknowledged prefixes are deleted. Then
      * the relay gives up its leases through {@link io.outbox.spi.LeaseRelease} (C3) when the store
      * has it, so peers take over at once. If the publish does not finish in time the thread is
      * interrupted, nothing more is deleted, and the leases are left to expire (a peer publishing

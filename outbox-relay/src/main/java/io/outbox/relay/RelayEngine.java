@@ -9,13 +9,17 @@ import io.outbox.spi.OutboxStore;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,6 +31,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The relay's publishing loop and lease renewal; {@link OutboxRelay} owns the threads that run
  * them. Fields marked "publishing thread" are touched by {@link #run()} only.
+ *
+ * <p>The publishing thread decides and keeps all bookkeeping (leases, ready buckets, retries,
+ * listener calls). Each due bucket's store work runs as a {@link Task} on a pool of
+ * {@link RelayOptions#storeConcurrency()} threads: read a batch, recheck the lease (R1), start the
+ * publish; once the publisher answers, recheck the lease again (R9) and delete the acknowledged
+ * prefix (R2). The task hands its outcome back through a queue and the publishing thread applies
+ * it. A bucket has at most one task at a time, so its batches stay in order; a bucket may start
+ * its next batch as soon as its last one is done, whatever the other buckets are doing.
  */
 final class RelayEngine {
 
@@ -36,19 +48,40 @@ final class RelayEngine {
     private record Retry(int failures, long retryAtNanos) {
     }
 
-    /** One batch being published. */
-    private static final class InFlight {
-        final int bucket;
-        final List<OutboxMessage> batch;
-        final long startedAt;
-        CompletableFuture<Void> done;
-        volatile PublishResult result;
-        volatile long completedAt;
+    /** How a bucket's task ended. */
+    private enum Outcome {
+        /** Not run: the relay was stopping, or an earlier failure stopped new work. */
+        SKIPPED,
+        /** The bucket held no pending message. */
+        EMPTY,
+        /** The lease was too short to start a publish (R1, R5); nothing was published. */
+        NO_LEASE,
+        /** The lease ended during the publish (R9); nothing was deleted. */
+        LEASE_LOST,
+        /** The publisher answered; the acknowledged prefix was deleted. */
+        PUBLISHED,
+        /** A store call or a check of its answer failed. */
+        FAILED,
+        /** The relay gave up on the task after its close timeout; nothing was deleted. */
+        ABANDONED
+    }
 
-        InFlight(int bucket, List<OutboxMessage> batch, long startedAt) {
+    /**
+     * One bucket's read, publish and delete. Written by the pool's threads (and the publisher's
+     * callback), read by the publishing thread once it took the task from {@link #completed},
+     * which orders the writes before the reads.
+     */
+    private static final class Task {
+        final int bucket;
+        Outcome outcome;
+        List<OutboxMessage> batch;
+        long startedAt;
+        long completedAt;
+        PublishResult result;
+        Throwable error;
+
+        Task(int bucket) {
             this.bucket = bucket;
-            this.batch = batch;
-            this.startedAt = startedAt;
         }
     }
 
@@ -66,21 +99,33 @@ final class RelayEngine {
     private final long publishNeedsMillis;
     private final LeaseTable leases;
     private final WakeSignal wake = new WakeSignal();
+    /** Runs the buckets' tasks: {@link RelayOptions#storeConcurrency()} daemon threads. */
+    private final ThreadPoolExecutor storeWork;
+    /** Tasks done, for the publishing thread. */
+    private final BlockingQueue<Task> completed = new LinkedBlockingQueue<>();
     /** Held around every acquire and renew call: the store never sees them overlap. */
     private final ReentrantLock leaseCalls = new ReentrantLock();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicReference<RuntimeException> renewalFatal = new AtomicReference<>();
     private final CompletableFuture<Void> termination = new CompletableFuture<>();
     private final AtomicBoolean terminating = new AtomicBoolean();
+    /** Set when a failure stops new work: tasks not yet started do nothing. */
+    private volatile boolean halted;
+    /** Set when the relay stops without waiting for its tasks: they delete nothing more. */
+    private volatile boolean abandoned;
     private volatile long renewRetryAt = Long.MIN_VALUE;
     private List<Integer> announcedOwned = List.of();
 
     // publishing thread
     private final TreeSet<Integer> ready = new TreeSet<>();
     private final Map<Integer, Retry> retries = new HashMap<>();
+    /** Buckets with a task submitted whose outcome is not applied yet. */
+    private final Set<Integer> busy = new HashSet<>();
     private boolean discoverNow = true;
     private long nextDiscoveryNanos;
     private int storeFailures;
+    /** The first failure since the last backoff; a misconfiguration or an Error wins over others. */
+    private Throwable failure;
 
     RelayEngine(OutboxStore store, OutboxPublisher publisher, RelayOptions options, Clock clock,
                 RelayListener listener) {
@@ -98,6 +143,13 @@ final class RelayEngine {
         // R5: with renewal a publish needs one renew interval of lease left; without, its whole budget too.
         this.publishNeedsMillis = renewMillis + (renewal == null ? options.maxPublishDuration().toMillis() : 0);
         this.leases = new LeaseTable(options.leaseDuration().toMillis(), renewMillis, publishNeedsMillis);
+        AtomicInteger threads = new AtomicInteger();
+        this.storeWork = new ThreadPoolExecutor(options.storeConcurrency(), options.storeConcurrency(), 0,
+                TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), body -> {
+                    Thread t = new Thread(body, "outbox-relay-" + relayId + "-store-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
     boolean hasRenewal() {
@@ -120,14 +172,23 @@ final class RelayEngine {
         wake.wakeUp(buckets);
     }
 
-    /** Ends waits; the loop stops before its next store call or publish. */
+    /** Ends waits; the loop starts no new task, lets the started ones finish, then stops. */
     void stop() {
         wake.stop();
     }
 
-    /** Completes the termination of a relay that never ran, or whose thread did not stop in time. */
+    /**
+     * Completes the termination of a relay that never ran, or whose thread did not stop in time;
+     * tasks still running then delete nothing more.
+     */
     void terminated() {
+        abandon();
         terminate(null);
+    }
+
+    private void abandon() {
+        abandoned = true;
+        storeWork.shutdownNow();
     }
 
     /** Reports the stop once: the listener first, so it has run when {@link #termination()} completes. */
@@ -145,19 +206,30 @@ final class RelayEngine {
 
     /** The publishing thread's body. */
     void run() {
-        LOG.info("relay started relayId={} bucketCount={} batchSize={} leaseRenewal={} leaseRelease={}", relayId,
-                options.bucketCount(), options.batchSize(), renewal != null, release != null);
+        LOG.info("relay started relayId={} bucketCount={} batchSize={} storeConcurrency={} leaseRenewal={} "
+                + "leaseRelease={}", relayId, options.bucketCount(), options.batchSize(), options.storeConcurrency(),
+                renewal != null, release != null);
         Throwable fatal = null;
         try {
             while (!wake.isStopped()) {
                 try {
                     cycle();
-                    storeFailures = 0;
-                } catch (OutboxMisconfigurationException e) {
-                    throw e;
+                    if (failure == null) {
+                        storeFailures = 0;
+                    }
                 } catch (RuntimeException e) {
-                    storeError(e);
+                    fail(e);
                 }
+                if (failure != null) {
+                    // A failure stops new work; the started tasks still delete their acknowledged prefixes.
+                    awaitTasks();
+                    storeError(fatalOrTake());
+                }
+            }
+            awaitTasks(); // R9: a graceful stop lets the started tasks finish
+            if (failure != null) {
+                RuntimeException last = fatalOrTake();
+                LOG.warn("store call failed while stopping relayId={} error={}", relayId, last.toString());
             }
         } catch (InterruptedException e) {
             LOG.debug("relay thread interrupted relayId={}", relayId);
@@ -168,18 +240,53 @@ final class RelayEngine {
         }
     }
 
+    /** Notes a failure; a misconfiguration or an Error wins over an earlier failure of another kind. */
+    private void fail(Throwable e) {
+        halted = true;
+        if (failure == null || rank(e) > rank(failure)) {
+            failure = e;
+        }
+    }
+
+    private static int rank(Throwable e) {
+        return e instanceof Error ? 2 : e instanceof OutboxMisconfigurationException ? 1 : 0;
+    }
+
+    /** Takes the noted failure; throws it when it is fatal (R6), else returns it for a backoff. */
+    private RuntimeException fatalOrTake() {
+        Throwable taken = failure;
+        failure = null;
+        halted = false;
+        if (taken instanceof Error error) {
+            throw error;
+        }
+        if (taken instanceof OutboxMisconfigurationException fatal) {
+            throw fatal;
+        }
+        return (RuntimeException) taken;
+    }
+
     private void cycle() throws InterruptedException {
         RuntimeException fromRenewal = renewalFatal.getAndSet(null);
         if (fromRenewal != null) {
             throw fromRenewal;
         }
+        WakeSignal.Hints hints = wake.take();
+        applyCompleted();
+        if (failure != null) {
+            return;
+        }
         boolean acquired = false;
         if (leases.acquireDue(clock.millis())) {
+            // Rebalancing may give buckets away: no task may be working on one then.
+            awaitTasks();
+            if (failure != null) {
+                return;
+            }
             acquire();
             acquired = true;
         }
         List<Integer> publishable = leases.publishable(clock.millis());
-        WakeSignal.Hints hints = wake.take();
         if (publishable.isEmpty()) {
             if (acquired && !leases.lastReported().isEmpty()) {
                 LOG.warn("lease too short to publish right after acquiring it relayId={} leaseLeft.ms={} "
@@ -200,28 +307,32 @@ final class RelayEngine {
             }
         }
         ready.retainAll(publishable);
-        List<Integer> due = new ArrayList<>();
+        boolean started = false;
         for (int bucket : ready) {
             Retry retry = retries.get(bucket);
-            if (retry == null || now - retry.retryAtNanos() >= 0) {
-                due.add(bucket);
+            if (!busy.contains(bucket) && (retry == null || now - retry.retryAtNanos() >= 0)) {
+                if (wake.isStopped() || !submit(bucket)) {
+                    break;
+                }
+                started = true;
             }
         }
-        if (due.isEmpty()) {
+        if (!started) {
             idle();
-        } else {
-            sweep(due);
         }
     }
 
-    /** Waits for a wake-up until the next discovery, acquisition or bucket retry is due (R8). */
+    /**
+     * Waits for a wake-up, a task's end, or until the next discovery, acquisition or bucket retry
+     * is due (R8).
+     */
     private void idle() throws InterruptedException {
         long now = System.nanoTime();
         long wait = Math.min(TimeUnit.MILLISECONDS.toNanos(leases.millisUntilAcquire(clock.millis())),
                 nextDiscoveryNanos - now);
         for (int bucket : ready) {
             Retry retry = retries.get(bucket);
-            if (retry != null) {
+            if (retry != null && !busy.contains(bucket)) {
                 wait = Math.min(wait, retry.retryAtNanos() - now);
             }
         }
@@ -257,80 +368,56 @@ final class RelayEngine {
         nextDiscoveryNanos = System.nanoTime() + pollNanos;
     }
 
-    /**
-     * One batch per ready bucket, published concurrently (R4), then the acknowledged prefixes
-     * deleted (R2). A store error stops new publishes but the started ones are still awaited and
-     * their prefixes deleted before it propagates.
-     */
-    private void sweep(List<Integer> buckets) throws InterruptedException {
-        List<InFlight> started = new ArrayList<>();
-        RuntimeException failure = null;
-        for (int bucket : buckets) {
-            if (wake.isStopped()) {
-                break;
-            }
-            try {
-                InFlight publish = fetchAndPublish(bucket);
-                if (publish != null) {
-                    started.add(publish);
-                }
-            } catch (RuntimeException e) {
-                failure = e;
-                break;
-            }
+    // ---- the buckets' tasks: these methods run on the pool's threads ----
+
+    /** Starts a task for the bucket (R4: one batch per bucket at a time); false if the pool is shut down. */
+    private boolean submit(int bucket) {
+        Task task = new Task(bucket);
+        try {
+            storeWork.execute(() -> fetchAndPublish(task));
+        } catch (RejectedExecutionException e) {
+            return false;
         }
-        for (InFlight publish : started) {
-            try {
-                publish.done.get();
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("unreachable: the completion handler does not throw", e);
+        busy.add(bucket);
+        return true;
+    }
+
+    /** Reads the bucket's batch and starts its publish, rechecking the lease after the read (R1). */
+    private void fetchAndPublish(Task task) {
+        try {
+            int bucket = task.bucket;
+            if (halted || abandoned || wake.isStopped()) {
+                done(task, Outcome.SKIPPED);
+                return;
             }
-        }
-        for (InFlight publish : started) {
-            try {
-                complete(publish);
-            } catch (RuntimeException e) {
-                if (failure == null || (e instanceof OutboxMisconfigurationException
-                        && !(failure instanceof OutboxMisconfigurationException))) {
-                    failure = e;
-                }
+            if (!leases.canStartPublish(bucket, clock.millis())) {
+                done(task, Outcome.NO_LEASE);
+                return;
             }
-        }
-        if (failure != null) {
-            throw failure;
+            List<OutboxMessage> batch = store.nextBatch(bucket, options.batchSize());
+            if (batch == null) {
+                throw new IllegalStateException("the store's nextBatch returned null");
+            }
+            if (batch.isEmpty()) {
+                done(task, Outcome.EMPTY);
+                return;
+            }
+            checkBatch(bucket, batch);
+            if (!leases.canStartPublish(bucket, clock.millis())) { // R1: right before the publish
+                done(task, Outcome.NO_LEASE);
+                return;
+            }
+            task.batch = batch;
+            startPublish(task);
+        } catch (RuntimeException | Error e) {
+            task.error = e;
+            done(task, Outcome.FAILED);
         }
     }
 
-    private InFlight fetchAndPublish(int bucket) {
-        if (!mayPublish(bucket)) {
-            return null;
-        }
-        List<OutboxMessage> batch = store.nextBatch(bucket, options.batchSize());
-        if (batch.isEmpty()) {
-            ready.remove(bucket);
-            return null;
-        }
-        checkBatch(bucket, batch);
-        if (!mayPublish(bucket)) { // R1: recheck after the fetch, right before the publish
-            return null;
-        }
-        return startPublish(bucket, batch);
-    }
-
-    /** R1, R5: publish only a held bucket whose lease has enough time left; else reacquire first. */
-    private boolean mayPublish(int bucket) {
-        if (leases.canStartPublish(bucket, clock.millis())) {
-            return true;
-        }
-        LOG.debug("not publishing bucket without enough lease relayId={} bucket={} leaseLeft.ms={}", relayId, bucket,
-                leases.remainingMillis(clock.millis()));
-        ready.remove(bucket);
-        leases.forceAcquire();
-        return false;
-    }
-
-    private InFlight startPublish(int bucket, List<OutboxMessage> batch) {
-        InFlight publish = new InFlight(bucket, batch, clock.millis());
+    private void startPublish(Task task) {
+        List<OutboxMessage> batch = task.batch;
+        task.startedAt = clock.millis();
         inFlight.incrementAndGet();
         CompletableFuture<PublishResult> future;
         try {
@@ -341,13 +428,120 @@ final class RelayEngine {
         } catch (RuntimeException e) {
             future = CompletableFuture.failedFuture(e);
         }
-        publish.done = future.handle((result, error) -> {
-            publish.result = normalize(result, error, batch.size());
-            publish.completedAt = clock.millis();
+        future.whenComplete((result, error) -> {
+            task.result = normalize(result, error, batch.size());
+            task.completedAt = clock.millis();
             inFlight.decrementAndGet();
-            return null;
+            // The callback may run on the publisher's I/O thread: the delete runs on the pool.
+            try {
+                storeWork.execute(() -> deleteAcknowledged(task));
+            } catch (RejectedExecutionException e) {
+                done(task, Outcome.ABANDONED);
+            }
         });
-        return publish;
+    }
+
+    /** Deletes the acknowledged prefix (R2), only while the lease is held (R9). */
+    private void deleteAcknowledged(Task task) {
+        try {
+            if (abandoned) {
+                done(task, Outcome.ABANDONED);
+                return;
+            }
+            if (!leases.isHeld(task.bucket, clock.millis())) {
+                done(task, Outcome.LEASE_LOST);
+                return;
+            }
+            int acknowledged = task.result.acknowledged();
+            if (acknowledged > 0) {
+                store.markPublished(task.bucket, task.batch.subList(0, acknowledged));
+            }
+            done(task, Outcome.PUBLISHED);
+        } catch (RuntimeException | Error e) {
+            task.error = e;
+            done(task, Outcome.FAILED);
+        }
+    }
+
+    private void done(Task task, Outcome outcome) {
+        task.outcome = outcome;
+        completed.add(task);
+        wake.poke();
+    }
+
+    // ---- back on the publishing thread ----
+
+    /** Applies the outcomes of the tasks that are done, without waiting. */
+    private void applyCompleted() {
+        for (Task task = completed.poll(); task != null; task = completed.poll()) {
+            apply(task);
+        }
+    }
+
+    /** Waits until every submitted task is done, applying their outcomes. */
+    private void awaitTasks() throws InterruptedException {
+        applyCompleted();
+        while (!busy.isEmpty()) {
+            apply(completed.take());
+        }
+    }
+
+    private void apply(Task task) {
+        busy.remove(task.bucket);
+        try {
+            switch (task.outcome) {
+                case SKIPPED, ABANDONED -> { }
+                case EMPTY -> ready.remove(task.bucket);
+                case NO_LEASE -> {
+                    // R1, R5: reacquire before publishing this bucket again.
+                    LOG.debug("not publishing bucket without enough lease relayId={} bucket={} leaseLeft.ms={}",
+                            relayId, task.bucket, leases.remainingMillis(clock.millis()));
+                    ready.remove(task.bucket);
+                    leases.forceAcquire();
+                }
+                case LEASE_LOST -> {
+                    // R9: the lease ended during the publish; a new owner republishes, nothing is deleted here.
+                    LOG.warn("lease lost while publishing; leaving the batch to the next owner relayId={} bucket={} "
+                            + "count={} acknowledged={}", relayId, task.bucket, task.batch.size(),
+                            task.result.acknowledged());
+                    ready.remove(task.bucket);
+                    retries.remove(task.bucket);
+                }
+                case PUBLISHED -> published(task);
+                case FAILED -> fail(task.error);
+            }
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    private void published(Task task) {
+        int bucket = task.bucket;
+        PublishResult result = task.result;
+        int acknowledged = result.acknowledged();
+        if (acknowledged > 0) {
+            listener.onPublished(bucket, acknowledged);
+        }
+        if (result.failed()) {
+            int failures = retries.containsKey(bucket) ? retries.get(bucket).failures() + 1 : 1;
+            long delay = backoff.delayMillis(failures);
+            retries.put(bucket, new Retry(failures, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay)));
+            LOG.warn("publish failed; retrying from the first unacknowledged message relayId={} bucket={} count={} "
+                    + "acknowledged={} messageId={} failures={} backoff.ms={} error={}", relayId, bucket,
+                    task.batch.size(), acknowledged, task.batch.get(acknowledged).messageId(), failures, delay,
+                    String.valueOf(result.firstError()));
+            listener.onPublishFailed(bucket, acknowledged, result.firstError());
+            if (result.firstError() instanceof OutboxMisconfigurationException fatal) {
+                throw fatal; // R6: from the publisher too
+            }
+        } else {
+            retries.remove(bucket);
+            LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
+            if (task.batch.size() < options.batchSize()) {
+                ready.remove(bucket);
+            }
+        }
+        checkPublishBudget(task);
     }
 
     private static PublishResult normalize(PublishResult result, Throwable error, int size) {
@@ -369,46 +563,8 @@ final class RelayEngine {
         return result;
     }
 
-    private void complete(InFlight publish) {
-        int bucket = publish.bucket;
-        PublishResult result = publish.result;
-        int acknowledged = result.acknowledged();
-        if (!leases.isHeld(bucket, clock.millis())) {
-            // R9: the lease ended during the publish; a new owner republishes, nothing is deleted here.
-            LOG.warn("lease lost while publishing; leaving the batch to the next owner relayId={} bucket={} count={} "
-                    + "acknowledged={}", relayId, bucket, publish.batch.size(), acknowledged);
-            ready.remove(bucket);
-            retries.remove(bucket);
-            return;
-        }
-        if (acknowledged > 0) {
-            store.markPublished(bucket, publish.batch.subList(0, acknowledged));
-            listener.onPublished(bucket, acknowledged);
-        }
-        if (result.failed()) {
-            int failures = retries.containsKey(bucket) ? retries.get(bucket).failures() + 1 : 1;
-            long delay = backoff.delayMillis(failures);
-            retries.put(bucket, new Retry(failures, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay)));
-            LOG.warn("publish failed; retrying from the first unacknowledged message relayId={} bucket={} count={} "
-                    + "acknowledged={} messageId={} failures={} backoff.ms={} error={}", relayId, bucket,
-                    publish.batch.size(), acknowledged, publish.batch.get(acknowledged).messageId(), failures, delay,
-                    String.valueOf(result.firstError()));
-            listener.onPublishFailed(bucket, acknowledged, result.firstError());
-            if (result.firstError() instanceof OutboxMisconfigurationException fatal) {
-                throw fatal; // R6: from the publisher too
-            }
-        } else {
-            retries.remove(bucket);
-            LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
-            if (publish.batch.size() < options.batchSize()) {
-                ready.remove(bucket);
-            }
-        }
-        checkPublishBudget(publish);
-    }
-
     /** R5 without renewal: a publish over its budget may have outlived its lease; that is a misconfiguration. */
-    private void checkPublishBudget(InFlight publish) {
+    private void checkPublishBudget(Task publish) {
         if (renewal != null) {
             return;
         }
@@ -424,7 +580,7 @@ final class RelayEngine {
         }
     }
 
-    /** R3: log, drop lease state, back off (wake-ups do not shorten it), retry. */
+    /** R3: log, drop lease state, back off (wake-ups do not shorten it), retry. No task is running. */
     private void storeError(RuntimeException e) throws InterruptedException {
         storeFailures++;
         long delay = backoff.delayMillis(storeFailures);
@@ -482,17 +638,21 @@ final class RelayEngine {
 
     private void finish(Throwable fatal) {
         wake.stop();
-        int pending = inFlight.get();
+        int pending = busy.size();
         if (pending > 0) {
+            abandon();
             LOG.warn("stopping with publishes in flight; leases left to expire relayId={} inFlight={}", relayId,
                     pending);
-        } else if (release != null) {
-            try {
-                release.releaseBucketLeases(relayId);
-                LOG.info("released bucket leases relayId={}", relayId);
-            } catch (RuntimeException e) {
-                LOG.warn("could not release bucket leases; they expire instead relayId={} error={}", relayId,
-                        e.toString());
+        } else {
+            storeWork.shutdown();
+            if (release != null) {
+                try {
+                    release.releaseBucketLeases(relayId);
+                    LOG.info("released bucket leases relayId={}", relayId);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not release bucket leases; they expire instead relayId={} error={}", relayId,
+                            e.toString());
+                }
             }
         }
         leases.clear();

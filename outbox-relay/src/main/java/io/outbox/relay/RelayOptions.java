@@ -49,6 +49,8 @@ import org.apache.kafka.common.config.ConfigException;
  *       required when the store lacks lease renewal (C1)</td></tr>
  *   <tr><td>{@value #CLOSE_TIMEOUT_MS_CONFIG}</td><td>{@link Builder#closeTimeout}</td><td>30000 ms</td>
  *       <td>[0 ms, 1 day]</td></tr>
+ *   <tr><td>{@value #STORE_CONCURRENCY_CONFIG}</td><td>{@link Builder#storeConcurrency}</td><td>4</td>
+ *       <td>[1, 256] threads</td></tr>
  *   </tbody>
  * </table>
  *
@@ -78,6 +80,8 @@ public final class RelayOptions {
     public static final String MAX_PUBLISH_DURATION_MS_CONFIG = "max.publish.duration.ms";
     /** Key of {@link #closeTimeout()}, in milliseconds. */
     public static final String CLOSE_TIMEOUT_MS_CONFIG = "close.timeout.ms";
+    /** Key of {@link #storeConcurrency()}. */
+    public static final String STORE_CONCURRENCY_CONFIG = "store.concurrency";
 
     /** Default {@link #bucketCount()}: 8. */
     public static final int DEFAULT_BUCKET_COUNT = 8;
@@ -97,11 +101,15 @@ public final class RelayOptions {
     public static final String DEFAULT_MESSAGE_ID_HEADER = "x-outbox-message-id";
     /** Default {@link #closeTimeout()}: 30 s. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    /** Default {@link #storeConcurrency()}: 4 threads. */
+    public static final int DEFAULT_STORE_CONCURRENCY = 4;
 
     /** Largest {@link #bucketCount()}. */
     public static final int MAX_BUCKET_COUNT = io.outbox.spi.OutboxBucket.MAX_BUCKET_COUNT;
     /** Largest {@link #batchSize()}. */
     public static final int MAX_BATCH_SIZE = 100_000;
+    /** Largest {@link #storeConcurrency()}. */
+    public static final int MAX_STORE_CONCURRENCY = 256;
     /** Longest duration any option accepts: one day. */
     public static final Duration MAX_DURATION = Duration.ofDays(1);
 
@@ -147,7 +155,15 @@ public final class RelayOptions {
                             + ". A publish taking longer stops the relay.")
             .define(CLOSE_TIMEOUT_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_CLOSE_TIMEOUT.toMillis(),
                     ConfigDef.Range.between(0, MAX_MS), ConfigDef.Importance.LOW,
-                    "How long, in milliseconds, close() waits for an in-flight publish to finish.");
+                    "How long, in milliseconds, close() waits for an in-flight publish to finish.")
+            .define(STORE_CONCURRENCY_CONFIG, ConfigDef.Type.INT, DEFAULT_STORE_CONCURRENCY,
+                    ConfigDef.Range.between(1, MAX_STORE_CONCURRENCY), ConfigDef.Importance.MEDIUM,
+                    "How many threads make the store calls of the owned buckets at once: each reads a bucket's "
+                            + "batch, publishes it and deletes the acknowledged prefix, so store round trips overlap "
+                            + "with each other and with other buckets' publishes. A bucket never has two batches in "
+                            + "flight. Each thread uses at most one store connection at a time; a pooled store needs "
+                            + "this many connections plus two (lease calls, renewal). 1 makes the store calls one at "
+                            + "a time.");
 
     private final String relayId;
     private final int bucketCount;
@@ -160,6 +176,7 @@ public final class RelayOptions {
     private final String messageIdHeader;
     private final Duration maxPublishDuration;
     private final Duration closeTimeout;
+    private final int storeConcurrency;
 
     private RelayOptions(Builder b) {
         this.relayId = b.relayId == null ? defaultRelayId() : requireRelayId(b.relayId);
@@ -174,6 +191,7 @@ public final class RelayOptions {
         this.maxPublishDuration = b.maxPublishDuration == null ? null
                 : requireDuration(MAX_PUBLISH_DURATION_MS_CONFIG, b.maxPublishDuration, 1);
         this.closeTimeout = requireDuration(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout, 0);
+        this.storeConcurrency = requireRange(STORE_CONCURRENCY_CONFIG, b.storeConcurrency, 1, MAX_STORE_CONCURRENCY);
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
             throw invalid(LEASE_RENEW_INTERVAL_MS_CONFIG, leaseRenewInterval.toMillis(),
                     "must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
@@ -242,7 +260,8 @@ public final class RelayOptions {
                 .maxErrorBackoff(millis(parsed, ERROR_BACKOFF_MAX_MS_CONFIG))
                 .messageIdHeader((String) parsed.get(MESSAGE_ID_HEADER_CONFIG))
                 .maxPublishDuration(millis(parsed, MAX_PUBLISH_DURATION_MS_CONFIG))
-                .closeTimeout(millis(parsed, CLOSE_TIMEOUT_MS_CONFIG));
+                .closeTimeout(millis(parsed, CLOSE_TIMEOUT_MS_CONFIG))
+                .storeConcurrency((Integer) parsed.get(STORE_CONCURRENCY_CONFIG));
         String relayId = (String) parsed.get(RELAY_ID_CONFIG);
         if (relayId != null) {
             b.relayId(relayId);
@@ -396,6 +415,17 @@ public final class RelayOptions {
     }
 
     /**
+     * How many threads make store calls for the owned buckets at once: each runs one bucket's
+     * read, publish and delete, so round trips to the store overlap with each other and with
+     * other buckets' publishes. A bucket never has two batches in flight (R2).
+     *
+     * @return the thread count, in {@code [1, 256]}
+     */
+    public int storeConcurrency() {
+        return storeConcurrency;
+    }
+
+    /**
      * These options as string settings that {@link #fromProperties(Map)} reads back to equal
      * options; {@value #MAX_PUBLISH_DURATION_MS_CONFIG} is left out when not set.
      *
@@ -416,6 +446,7 @@ public final class RelayOptions {
             p.put(MAX_PUBLISH_DURATION_MS_CONFIG, Long.toString(maxPublishDuration.toMillis()));
         }
         p.put(CLOSE_TIMEOUT_MS_CONFIG, Long.toString(closeTimeout.toMillis()));
+        p.put(STORE_CONCURRENCY_CONFIG, Integer.toString(storeConcurrency));
         return p;
     }
 
@@ -428,7 +459,8 @@ public final class RelayOptions {
         return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize).pollInterval(pollInterval)
                 .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
                 .maxErrorBackoff(maxErrorBackoff).messageIdHeader(messageIdHeader)
-                .maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout);
+                .maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
+                .storeConcurrency(storeConcurrency);
     }
 
     @Override
@@ -500,6 +532,7 @@ public final class RelayOptions {
         private String messageIdHeader = DEFAULT_MESSAGE_ID_HEADER;
         private Duration maxPublishDuration;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+        private int storeConcurrency = DEFAULT_STORE_CONCURRENCY;
 
         private Builder() {
         }
@@ -625,6 +658,18 @@ public final class RelayOptions {
          */
         public Builder closeTimeout(Duration closeTimeout) {
             this.closeTimeout = closeTimeout;
+            return this;
+        }
+
+        /**
+         * Sets {@value #STORE_CONCURRENCY_CONFIG}.
+         *
+         * @param storeConcurrency threads making store calls at once, in {@code [1, 256]};
+         *     default 4
+         * @return this builder
+         */
+        public Builder storeConcurrency(int storeConcurrency) {
+            this.storeConcurrency = storeConcurrency;
             return this;
         }
 

@@ -49,6 +49,17 @@ final class WakeSignal {
         }
     }
 
+    /** Ends an idle wait without asking for anything: a bucket's store work finished. */
+    void poke() {
+        lock.lock();
+        try {
+            woken = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Ends every wait for good. */
     void stop() {
         lock.lock();

@@ -30,6 +30,7 @@ class RelayOptionsTest {
         assertThat(options.messageIdHeader()).isEqualTo("x-outbox-message-id");
         assertThat(options.maxPublishDuration()).isNull();
         assertThat(options.closeTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(options.storeConcurrency()).isEqualTo(4);
     }
 
     @Test
@@ -58,6 +59,8 @@ class RelayOptionsTest {
                                 + "lease.duration.ms (30000), so a publish that starts on a fresh lease ends before the "
                                 + "lease does but was 20000"),
                 bad(b -> b.closeTimeout(Duration.ofMillis(-1)), "relay option close.timeout.ms must be in [0, 86400000] ms but was -1 ms"),
+                bad(b -> b.storeConcurrency(0), "relay option store.concurrency must be in [1, 256] but was 0"),
+                bad(b -> b.storeConcurrency(-1), "relay option store.concurrency must be in [1, 256] but was -1"),
                 bad(b -> b.relayId("a\tb"), "invalid relay.id: relayId must not contain control characters: 'a?b'"));
     }
 
@@ -79,7 +82,7 @@ class RelayOptionsTest {
                 .pollInterval(Duration.ofMillis(250)).leaseDuration(Duration.ofSeconds(60))
                 .leaseRenewInterval(Duration.ofSeconds(5)).errorBackoff(Duration.ofMillis(100))
                 .maxErrorBackoff(Duration.ofSeconds(8)).messageIdHeader("id").maxPublishDuration(Duration.ofSeconds(40))
-                .closeTimeout(Duration.ZERO).build();
+                .closeTimeout(Duration.ZERO).storeConcurrency(7).build();
 
         Map<String, String> properties = options.toProperties();
 
@@ -117,7 +120,7 @@ class RelayOptionsTest {
     void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
         var keys = RelayOptions.configDef().configKeys();
 
-        assertThat(keys).hasSize(11);
+        assertThat(keys).hasSize(12);
         assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
         assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);
         assertThat(keys.get("max.publish.duration.ms").defaultValue).isNull();

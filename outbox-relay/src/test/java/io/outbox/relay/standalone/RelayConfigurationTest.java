@@ -119,6 +119,27 @@ class RelayConfigurationTest {
     }
 
     @Test
+    void readsTheStoreConcurrencyFromTheFileOrTheEnvironment() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.store.concurrency=6");
+        assertThat(RelayConfiguration.read(file, Map.of()).resolve().options().storeConcurrency()).isEqualTo(6);
+        assertThat(RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_STORE_CONCURRENCY", "2")).resolve().options()
+                .storeConcurrency()).isEqualTo(2);
+        Path unset = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        assertThat(RelayConfiguration.read(unset, Map.of()).resolve().options().storeConcurrency())
+                .isEqualTo(RelayOptions.DEFAULT_STORE_CONCURRENCY);
+    }
+
+    @Test
+    void refusesAStoreConcurrencyThatIsNotAPositiveNumberNamingIt() throws IOException {
+        for (String bad : new String[] {"0", "-2", "many", "257"}) {
+            Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.store.concurrency=" + bad);
+            assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
+                    .as(bad).isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContaining("store.concurrency").hasMessageContaining(bad);
+        }
+    }
+
+    @Test
     void needsAStoreThatIsOnTheClassPath() throws IOException {
         assertThatThrownBy(() -> RelayConfiguration.read(file("kafka.bootstrap.servers=k:9092"), Map.of()))
                 .isInstanceOf(OutboxMisconfigurationException.class)

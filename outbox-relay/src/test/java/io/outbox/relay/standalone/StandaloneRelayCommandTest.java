@@ -58,6 +58,8 @@ class StandaloneRelayCommandTest {
         }
         assertThat(help.out()).contains("relay.bucket.count  [OUTBOX_RELAY_BUCKET_COUNT]\n      int, default: 8, "
                 + "valid: [1,...,65536]");
+        assertThat(help.out()).contains("relay.store.concurrency  [OUTBOX_RELAY_STORE_CONCURRENCY]\n      int, "
+                + "default: 4, valid: [1,...,256]");
     }
 
     @Test

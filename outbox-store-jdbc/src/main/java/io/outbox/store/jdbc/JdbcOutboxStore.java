@@ -50,8 +50,8 @@ import javax.sql.DataSource;
  *
  * <h2>Statements</h2>
  * <ul>
- *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY id LIMIT ?} on the
- *       {@code (bucket, id)} index.</li>
+ *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY bucket, id LIMIT ?}, read in
+ *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
  *       {@value #DELETE_CHUNK} ids per statement.</li>
  *   <li>{@link #bucketsWithPending}: one statement, a {@code LIMIT 1} index seek per bucket joined

@@ -28,7 +28,8 @@ import org.apache.kafka.common.config.types.Password;
  *   <tr><td>{@value #DIALECT}</td><td>string</td><td>from the URL</td><td>postgresql, mysql, mariadb or h2</td></tr>
  *   <tr><td>{@value #SCHEMA}</td><td>string</td><td>the connection's</td><td>schema (MySQL: database) of the tables</td></tr>
  *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names</td></tr>
- *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>4</td><td>pool connections, 1 to 100</td></tr>
+ *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>pool connections, 1 to
+ *       100; a relay uses up to its {@code store.concurrency} plus two at once</td></tr>
  *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up</td></tr>
  *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1000000</td><td>largest payload accepted, bytes</td></tr>
  * </table>
@@ -63,6 +64,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
     /** Setting: the number of pooled connections. */
     public static final String POOL_SIZE = "pool.size";
 
+    /**
+     * Default of {@value #POOL_SIZE}: 6, a relay's default {@code store.concurrency} (4) plus one
+     * connection for its lease calls and one for lease renewal.
+     */
+    public static final int DEFAULT_POOL_SIZE = 6;
+
     /** Setting: whether to create absent tables when the store is created. */
     public static final String CREATE_SCHEMA = "create.schema";
 
@@ -88,8 +95,11 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                     JdbcOutboxStoreProvider::validatePrefix, ConfigDef.Importance.MEDIUM,
                     "The prefix of the table names <prefix>messages, <prefix>leases and <prefix>relays: "
                             + "ASCII letters, digits and '_', not starting with a digit.")
-            .define(POOL_SIZE, ConfigDef.Type.INT, 4, ConfigDef.Range.between(1, 100), ConfigDef.Importance.LOW,
-                    "The number of connections in the store's pool.")
+            .define(POOL_SIZE, ConfigDef.Type.INT, DEFAULT_POOL_SIZE, ConfigDef.Range.between(1, 100),
+                    ConfigDef.Importance.LOW, "The number of connections in the store's pool. A relay makes up "
+                            + "to its store.concurrency (default 4) store calls at once, plus lease calls and "
+                            + "renewal: give it at least store.concurrency + 2, or its store threads wait for "
+                            + "connections.")
             .define(CREATE_SCHEMA, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
                     "Whether to create the tables and index, if absent, when the store is created.")
             .define(MAX_PAYLOAD_BYTES, ConfigDef.Type.LONG, JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES,

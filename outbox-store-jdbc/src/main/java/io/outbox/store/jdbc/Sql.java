@@ -45,8 +45,10 @@ final class Sql {
 
         insertMessage = "INSERT INTO " + messages + " (" + bucket + ", " + columns(MESSAGE_COLUMNS) + ") VALUES ("
                 + placeholders(MESSAGE_COLUMNS.length + 1) + ")";
+        // Ordered by the whole (bucket, id) index, not by id alone: H2 then reads the batch in index
+        // order and stops at the limit, instead of reading and sorting the whole bucket (S1).
         selectBatch = "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " WHERE "
-                + bucket + " = ? ORDER BY " + q("id") + " LIMIT ?";
+                + bucket + " = ? ORDER BY " + bucket + ", " + q("id") + " LIMIT ?";
         // An index seek on (bucket, id): cheap enough for every acquire (S8).
         firstBucketAtOrAbove = "SELECT " + bucket + " FROM " + messages + " WHERE " + bucket + " >= ? ORDER BY "
                 + bucket + " LIMIT 1";
