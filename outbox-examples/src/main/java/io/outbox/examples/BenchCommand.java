@@ -18,9 +18,11 @@ import picocli.CommandLine.Spec;
                     + "Kafka (from their start until every message is acknowledged and deleted), and in the same "
                     + "run times a plain KafkaProducer with the relays' producer settings (acks=all, idempotence, "
                     + "same linger.ms and batch.size) sending the same records and flushing. Prints both rates "
-                    + "and their ratio, per run and the median, after a warm-up round that is not counted.",
-            "",
-            "Exit status: 0 done; 2 invalid options; 3 the benchmark failed."})
+                    + "and their ratio, per run and the median, after a warm-up round that is not counted."},
+        exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
+            "0:the benchmark ran to its end", OutboxExamples.EXIT_CODES_2,
+            "3:the benchmark failed (a server unreachable, a write or a relay failing)",
+            OutboxExamples.EXIT_CODES_130, OutboxExamples.EXIT_CODES_143})
 final class BenchCommand implements Callable<Integer> {
 
     @Spec
