@@ -22,6 +22,8 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -58,6 +60,9 @@ final class RelayConfiguration {
 
     /** Kafka's {@code client.id} when not set: this prefix and the relay id. */
     static final String CLIENT_ID_PREFIX = "outbox-relay-";
+
+    /** How {@code origins} marks a setting from an environment variable: this, then its name. */
+    private static final String ENVIRONMENT = "environment ";
 
     /** Relay option keys by the key they have in the file. */
     private static final Map<String, String> RELAY_KEYS = relayKeys();
@@ -106,7 +111,7 @@ final class RelayConfiguration {
         }
         EnvironmentVariables.Found env = EnvironmentVariables.read(environment);
         settings.putAll(env.settings());
-        env.variables().forEach((key, variable) -> origins.put(key, "environment " + variable));
+        env.variables().forEach((key, variable) -> origins.put(key, ENVIRONMENT + variable));
 
         Groups groups = Groups.of(settings);
         String storeName = settings.get(STORE);
@@ -114,7 +119,13 @@ final class RelayConfiguration {
             throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
                     + EnvironmentVariables.variableFor(STORE) + ") to one of " + providerNames());
         }
-        OutboxStoreProvider provider = OutboxStores.provider(storeName.trim());
+        OutboxStoreProvider provider;
+        try {
+            provider = OutboxStores.provider(storeName.trim());
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(STORE + "=" + storeName
+                    + fromVariable(env.variables().get(STORE)) + ": " + e.getMessage(), e);
+        }
 
         Set<String> secretKeys = new TreeSet<>();
         Set<String> secrets = new LinkedHashSet<>();
@@ -263,24 +274,116 @@ final class RelayConfiguration {
             try {
                 storeConfig = OutboxStoreConfig.parse(provider.name(), storeDef, storeSettings);
             } catch (OutboxMisconfigurationException e) {
-                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): " + e.getMessage(),
-                        e);
+                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): "
+                        + storeKeysAsWritten(e.getMessage()), e);
             }
         }
-        RelayOptions options = RelayOptions.fromProperties(relaySettings);
+        RelayOptions options;
+        try {
+            options = RelayOptions.fromProperties(relaySettings);
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
+        }
+        requireKafkaValuesOfTheirType();
         Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
         producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
         Map<String, Object> effective = KafkaOutboxPublisher.effectiveConfig(producer);
         try {
             ProducerConfig.configDef().parse(effective);
         } catch (ConfigException e) {
-            throw new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
-                    + e.getMessage(), e);
+            throw invalidKafkaSetting(e);
         }
         Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
         unknownKafka.removeAll(ProducerConfig.configNames());
         return new Resolved(options, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
+    }
+
+    /**
+     * Checks the type and range of each Kafka producer setting the user wrote, before rule K1
+     * replaces some of them: {@code max.in.flight.requests.per.connection=abc} is an error, not a
+     * value silently replaced by 5. Class settings are left to K1 and the producer.
+     */
+    private void requireKafkaValuesOfTheirType() {
+        Map<String, ConfigDef.ConfigKey> keys = ProducerConfig.configDef().configKeys();
+        kafkaSettings.forEach((name, value) -> {
+            ConfigDef.ConfigKey key = keys.get(name);
+            if (key == null || key.type == ConfigDef.Type.CLASS) {
+                return;
+            }
+            try {
+                Object parsed = ConfigDef.parseType(name, value, key.type);
+                if (key.validator != null) {
+                    key.validator.ensureValid(name, parsed);
+                }
+            } catch (ConfigException e) {
+                throw invalidKafkaSetting(e);
+            }
+        });
+    }
+
+    private OutboxMisconfigurationException invalidKafkaSetting(ConfigException e) {
+        Map<String, String> keys = new TreeMap<>();
+        ProducerConfig.configNames().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        kafkaSettings.keySet().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        return new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
+                + asWritten(e.getMessage(), keys), e);
+    }
+
+    /**
+     * A store's message with its setting names as the user writes them: {@code create.schema}
+     * becomes {@code store.create.schema}, followed by the environment variable when the setting
+     * came from one.
+     *
+     * @param message a message of the store's provider; not null
+     * @return the message with the names rewritten
+     */
+    String storeKeysAsWritten(String message) {
+        Map<String, String> keys = new TreeMap<>();
+        provider.configDef().names().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        storeSettings.keySet().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        return asWritten(message, keys);
+    }
+
+    /**
+     * A message with each name of a group of settings (as the validator knows it) replaced by the
+     * key the user writes, and the environment variable it came from, if it did: relay option
+     * {@code bucket.count} becomes
+     * {@code relay.bucket.count (environment variable OUTBOX_RELAY_BUCKET_COUNT)}. A name with a
+     * dot is replaced wherever it stands as a whole word; one without (such as {@code url}, also
+     * an English word) only as {@code configuration url} or {@code url=}.
+     *
+     * @param message the message; not null
+     * @param keys key as written to name the validator knows
+     * @return the message with the names rewritten
+     */
+    private String asWritten(String message, Map<String, String> keys) {
+        Map<String, String> byName = new LinkedHashMap<>();
+        keys.entrySet().stream()
+                .sorted((a, b) -> Integer.compare(b.getValue().length(), a.getValue().length()))
+                .forEach(entry -> byName.putIfAbsent(entry.getValue(), entry.getKey()));
+        List<String> alternatives = new ArrayList<>();
+        byName.keySet().forEach(name -> alternatives.add(name.indexOf('.') >= 0
+                ? Pattern.quote(name) + "(?![\\w-]|\\.\\w)"
+                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)"));
+        if (alternatives.isEmpty()) {
+            return message;
+        }
+        Matcher matcher = Pattern.compile("(?<![\\w.-])(?:" + String.join("|", alternatives) + ")").matcher(message);
+        StringBuilder text = new StringBuilder();
+        while (matcher.find()) {
+            String key = byName.get(matcher.group());
+            String origin = origins.get(key);
+            String variable = origin != null && origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length())
+                    : null;
+            matcher.appendReplacement(text, Matcher.quoteReplacement(key + fromVariable(variable)));
+        }
+        matcher.appendTail(text);
+        return text.toString();
+    }
+
+    private static String fromVariable(String variable) {
+        return variable == null ? "" : " (environment variable " + variable + ")";
     }
 
     /**

@@ -121,7 +121,7 @@ final class RelayRunner {
                 LOG.info("store opened store={} attempt={}", name, attempt);
                 return store;
             } catch (OutboxMisconfigurationException e) {
-                throw e;
+                throw new OutboxMisconfigurationException(configuration.storeKeysAsWritten(e.getMessage()), e);
             } catch (RuntimeException e) {
                 LOG.warn("could not open the store; retrying store={} attempt={} backoff.ms={} error={}", name, attempt,
                         backoff.toMillis(), redactor.redact(causes(e)));

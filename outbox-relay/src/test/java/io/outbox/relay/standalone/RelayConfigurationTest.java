@@ -201,4 +201,88 @@ class RelayConfigurationTest {
         assertThat(configuration.describe(resolved))
                 .contains("relay.id=" + resolved.options().relayId() + "\n", "relay.id was not set: generated");
     }
+
+    @Test
+    void R10_aRelayOptionErrorNamesTheKeyAsWrittenTheVariableAndTheValue() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=0");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count: Value must be at least 1")
+                .hasMessageNotContaining("environment variable");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "0")).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count (environment variable "
+                        + "OUTBOX_RELAY_BUCKET_COUNT): Value must be at least 1");
+        Path tooMany = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=99999999");
+        assertThatThrownBy(() -> RelayConfiguration.read(tooMany, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.bucket.count")
+                .hasMessageContaining("99999999");
+        Path notANumber = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.error.backoff.ms=soon");
+        assertThatThrownBy(() -> RelayConfiguration.read(notANumber, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("soon")
+                .hasMessageContaining("relay.error.backoff.ms")
+                .hasMessageNotContaining("relay.error.backoff.max.ms");
+        Path pair = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.lease.duration.ms=100");
+        assertThatThrownBy(() -> RelayConfiguration.read(pair, Map.of("OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS", "200"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.lease.renew.interval.ms (environment variable "
+                        + "OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS) must be less than relay.lease.duration.ms (100)")
+                .hasMessageContaining("200");
+    }
+
+    @Test
+    void aStoreSettingErrorNamesTheKeyAsWritten() throws IOException {
+        Path file = file("store=scripted", "store.name=x", "kafka.bootstrap.servers=k:9092");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_STORE_FAILURES", "-1")).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("store.failures (environment variable OUTBOX_STORE_FAILURES)")
+                .hasMessageContaining("-1");
+        RelayConfiguration configuration = RelayConfiguration.read(file, Map.of("OUTBOX_STORE_NAME", "y"));
+        assertThat(configuration.storeKeysAsWritten("set failures=1 or name=z in the current schema; "
+                + "Invalid value q for configuration name: no"))
+                .isEqualTo("set store.failures=1 or store.name (environment variable OUTBOX_STORE_NAME)=z in the "
+                        + "current schema; Invalid value q for configuration store.name (environment variable "
+                        + "OUTBOX_STORE_NAME): no");
+    }
+
+    @Test
+    void anUnknownStoreListsTheStoresFoundAndTheJarsThatAddStores() throws IOException {
+        assertThatThrownBy(() -> RelayConfiguration.read(file("store=nosuch"), Map.of()))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageStartingWith("store=nosuch: no outbox store named 'nosuch'")
+                .hasMessageContaining("memory").hasMessageContaining("scripted")
+                .hasMessageContaining("outbox-store-jdbc").hasMessageContaining("outbox-store-mongodb")
+                .hasMessageContaining("outbox-store-dynamodb");
+        assertThatThrownBy(() -> RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "nosuch")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageStartingWith("store=nosuch (environment variable OUTBOX_STORE): ");
+    }
+
+    @Test
+    void K1_aKafkaValueOfTheWrongTypeIsAnErrorNotSilentlyReplaced() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "kafka.max.in.flight.requests.per.connection=abc");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.max.in.flight.requests.per.connection")
+                .hasMessageContaining("abc");
+        Path env = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        assertThatThrownBy(() -> RelayConfiguration.read(env, Map.of("OUTBOX_KAFKA_ENABLE_IDEMPOTENCE", "maybe"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.enable.idempotence (environment variable OUTBOX_KAFKA_ENABLE_IDEMPOTENCE)")
+                .hasMessageContaining("maybe");
+        Path acks = file("store=memory", "kafka.bootstrap.servers=k:9092", "kafka.acks=most");
+        assertThatThrownBy(() -> RelayConfiguration.read(acks, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.acks").hasMessageContaining("most");
+        Path replaced = file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "kafka.max.in.flight.requests.per.connection=9", "kafka.acks=1");
+        assertThat(RelayConfiguration.read(replaced, Map.of()).resolve().producerConfig())
+                .as("a valid value that K1 forbids is still replaced, and logged")
+                .containsEntry("max.in.flight.requests.per.connection", "5").containsEntry("acks", "all");
+    }
 }
