@@ -405,33 +405,34 @@ final class RelayConfiguration {
     /**
      * The effective configuration as a properties text with every secret shown as
      * {@value Redactor#HIDDEN}: the relay options, the store settings with their defaults (unset
-     * ones commented out) and the producer settings with K1 applied, then where each setting came
-     * from.
+     * ones commented out) and the producer settings with K1 applied, then where each value came
+     * from: the file, an environment variable, a default, generated for this run, or rule K1.
      *
      * @param resolved this configuration, validated
      * @return the text, one setting per line
      */
     String describe(Resolved resolved) {
         StringBuilder text = new StringBuilder();
+        List<String> keys = new ArrayList<>();
         text.append("# outbox-relay configuration; secrets are shown as ").append(Redactor.HIDDEN).append('\n');
         text.append("\n# relay options\n");
         RelayOptions options = resolved.options();
-        options.toProperties().forEach((option, value) -> line(text, relayFileKey(option), value));
+        options.toProperties().forEach((option, value) -> line(text, keys, relayFileKey(option), value));
         if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
             text.append("# relay.id was not set: generated for this run\n");
         }
         if (options.maxPublishDuration() == null) {
-            text.append('#').append(relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG)).append("=\n");
+            line(text, keys, relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG), null);
         }
         text.append("\n# store\n");
-        line(text, STORE, provider.name());
+        line(text, keys, STORE, provider.name());
         Map<String, Object> store = new TreeMap<>(storeSettings);
         if (resolved.storeConfig() != null) {
             store.putAll(resolved.storeConfig().values());
         }
-        store.forEach((key, value) -> line(text, STORE_PREFIX + key, value));
+        store.forEach((key, value) -> line(text, keys, STORE_PREFIX + key, value));
         text.append("\n# kafka producer (rule K1 applied)\n");
-        resolved.producerConfig().forEach((key, value) -> line(text, KAFKA_PREFIX + key, value));
+        resolved.producerConfig().forEach((key, value) -> line(text, keys, KAFKA_PREFIX + key, value));
         kafkaSettings.forEach((key, value) -> {
             Object effective = resolved.producerConfig().get(key);
             if (effective == null) {
@@ -441,23 +442,45 @@ final class RelayConfiguration {
                         .append(" was replaced (rule K1)\n");
             }
         });
-        List<String> fromEnvironment = new ArrayList<>();
-        origins.forEach((key, origin) -> {
-            if (origin.startsWith("environment ")) {
-                fromEnvironment.add(key + " <- " + origin.substring("environment ".length()));
-            }
-        });
-        if (!fromEnvironment.isEmpty()) {
-            text.append("\n# set by environment variables:\n");
-            fromEnvironment.forEach(entry -> text.append("#   ").append(entry).append('\n'));
-        }
+        text.append("\n# where each value came from: a file, an environment variable (OUTBOX_*), a default,"
+                + " generated for this run, or rule K1\n");
+        keys.forEach(key -> text.append("#   ").append(key).append(" <- ").append(source(key, resolved))
+                .append('\n'));
         if (!ignoredVariables.isEmpty()) {
             text.append("\n# ignored environment variables (not settings): ").append(ignoredVariables).append('\n');
         }
         return text.toString();
     }
 
-    private void line(StringBuilder text, String key, Object value) {
+    /** Where the value {@link #describe} shows for a key came from. */
+    private String source(String key, Resolved resolved) {
+        String origin = origins.get(key);
+        if (key.startsWith(KAFKA_PREFIX)) {
+            String name = key.substring(KAFKA_PREFIX.length());
+            Object effective = resolved.producerConfig().get(name);
+            if (origin != null && !String.valueOf(effective).equals(kafkaSettings.get(name))) {
+                return "rule K1, replacing the value of " + originText(origin);
+            }
+            if (origin == null) {
+                if (name.equals(ProducerConfig.CLIENT_ID_CONFIG)) {
+                    return "generated: " + CLIENT_ID_PREFIX + "<relay.id>";
+                }
+                return name.equals(ProducerConfig.MAX_BLOCK_MS_CONFIG) ? "default of the relay's publisher"
+                        : "rule K1";
+            }
+        }
+        if (origin != null) {
+            return originText(origin);
+        }
+        return key.equals(RelayOptions.RELAY_ID_CONFIG) ? "generated for this run" : "default";
+    }
+
+    private static String originText(String origin) {
+        return origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length()) : "file " + origin;
+    }
+
+    private void line(StringBuilder text, List<String> keys, String key, Object value) {
+        keys.add(key);
         if (value == null) {
             text.append('#').append(key).append("=\n");
             return;

@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -284,5 +286,31 @@ class RelayConfigurationTest {
         assertThat(RelayConfiguration.read(replaced, Map.of()).resolve().producerConfig())
                 .as("a valid value that K1 forbids is still replaced, and logged")
                 .containsEntry("max.in.flight.requests.per.connection", "5").containsEntry("acks", "all");
+    }
+
+    @Test
+    void printConfigSaysWhereEveryValueCameFrom() throws IOException {
+        Path file = file("store=scripted", "store.name=n", "kafka.bootstrap.servers=k:9092", "kafka.acks=1",
+                "kafka.linger.ms=5");
+        RelayConfiguration configuration = RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "16"));
+        String description = configuration.describe(configuration.resolve());
+        assertThat(description).contains(
+                "#   relay.bucket.count <- OUTBOX_RELAY_BUCKET_COUNT\n",
+                "#   relay.batch.size <- default\n",
+                "#   relay.id <- generated for this run\n",
+                "#   store <- file " + file + "\n",
+                "#   store.name <- file " + file + "\n",
+                "#   store.failures <- default\n",
+                "#   kafka.linger.ms <- file " + file + "\n",
+                "#   kafka.acks <- rule K1, replacing the value of file " + file + "\n",
+                "#   kafka.enable.idempotence <- rule K1\n",
+                "#   kafka.client.id <- generated: outbox-relay-<relay.id>\n");
+        for (String line : description.split("\n")) {
+            Matcher setting = Pattern.compile("^#?([a-z][a-z0-9._-]*)=").matcher(line);
+            if (setting.find()) {
+                assertThat(description).as("source of %s", setting.group(1))
+                        .contains("#   " + setting.group(1) + " <- ");
+            }
+        }
     }
 }
