@@ -113,7 +113,7 @@ final class RelayConfiguration {
         settings.putAll(env.settings());
         env.variables().forEach((key, variable) -> origins.put(key, ENVIRONMENT + variable));
 
-        Groups groups = Groups.of(settings);
+        Groups groups = Groups.of(settings, env.variables());
         String storeName = settings.get(STORE);
         if (storeName == null || storeName.isBlank()) {
             throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
@@ -161,7 +161,7 @@ final class RelayConfiguration {
      */
     private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay) {
 
-        static Groups of(Map<String, String> settings) {
+        static Groups of(Map<String, String> settings, Map<String, String> variables) {
             Map<String, String> store = new TreeMap<>();
             Map<String, String> kafka = new TreeMap<>();
             Map<String, String> relay = new TreeMap<>();
@@ -184,15 +184,21 @@ final class RelayConfiguration {
                 }
             });
             if (!unknown.isEmpty()) {
-                throw new OutboxMisconfigurationException("unknown setting(s) " + unknown + ": a key is '" + STORE
-                        + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX + "' or '" + RELAY_PREFIX + "'");
+                throw new OutboxMisconfigurationException("unknown setting(s) " + asWritten(unknown, variables)
+                        + ": a key is '" + STORE + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX
+                        + "' or '" + RELAY_PREFIX + "'");
             }
             if (!unknownRelay.isEmpty()) {
-                throw new OutboxMisconfigurationException("unknown relay option(s) " + unknownRelay
-                        + "; the relay accepts " + RELAY_KEYS.keySet());
+                throw new OutboxMisconfigurationException("unknown relay option(s) "
+                        + asWritten(unknownRelay, variables) + "; the relay accepts " + RELAY_KEYS.keySet());
             }
             return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
                     Collections.unmodifiableMap(relay));
+        }
+
+        /** Keys, each followed by the environment variable it came from, if it did. */
+        private static List<String> asWritten(Set<String> keys, Map<String, String> variables) {
+            return keys.stream().map(key -> key + fromVariable(variables.get(key))).toList();
         }
     }
 
@@ -351,7 +357,8 @@ final class RelayConfiguration {
      * {@code bucket.count} becomes
      * {@code relay.bucket.count (environment variable OUTBOX_RELAY_BUCKET_COUNT)}. A name with a
      * dot is replaced wherever it stands as a whole word; one without (such as {@code url}, also
-     * an English word) only as {@code configuration url} or {@code url=}.
+     * an English word) only as {@code configuration url}, {@code url=} or in a list
+     * ({@code [url, user]}).
      *
      * @param message the message; not null
      * @param keys key as written to name the validator knows
@@ -365,7 +372,8 @@ final class RelayConfiguration {
         List<String> alternatives = new ArrayList<>();
         byName.keySet().forEach(name -> alternatives.add(name.indexOf('.') >= 0
                 ? Pattern.quote(name) + "(?![\\w-]|\\.\\w)"
-                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)"));
+                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)|"
+                        + "(?<=\\[|, )" + Pattern.quote(name) + "(?=[\\],])"));
         if (alternatives.isEmpty()) {
             return message;
         }

@@ -82,6 +82,10 @@ class RelayConfigurationTest {
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("[relay.bucket.cont, relay.relay.id]")
                 .hasMessageContaining("relay.bucket.count").hasMessageContaining("relay.id");
+        assertThatThrownBy(() -> RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "memory",
+                "OUTBOX_RELAY_BUCKET_CONT", "8")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("[relay.bucket.cont (environment variable OUTBOX_RELAY_BUCKET_CONT)]");
     }
 
     @Test
@@ -91,6 +95,11 @@ class RelayConfigurationTest {
         assertThatThrownBy(configuration::resolve)
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("store settings").hasMessageContaining("max.payload.byte");
+        RelayConfiguration fromEnvironment = RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "scripted",
+                "OUTBOX_STORE_NAME", "n", "OUTBOX_STORE_FAILURE", "1", "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"));
+        assertThatThrownBy(fromEnvironment::resolve)
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("[store.failure (environment variable OUTBOX_STORE_FAILURE)]");
     }
 
     @Test
