@@ -63,9 +63,10 @@ import org.slf4j.LoggerFactory;
  * Both backoffs start at {@link RelayOptions#errorBackoff()}, double per failure in a row and
  * stop growing at {@link RelayOptions#maxErrorBackoff()}. An
  * {@link OutboxMisconfigurationException} from anywhere (the store finding rows outside the
- * bucket range, a publish over its budget) is fatal: the relay logs it at ERROR, gives up its
- * leases, stops, and completes {@link #termination()} exceptionally with it. Any other
- * {@link Error} is fatal too. Everything else is retried, so a broker that is down at start-up
+ * bucket range or a table it needs absent, a publish over its budget) is fatal: the relay logs its
+ * message at ERROR in one line, without a stack trace, gives up its leases, stops, and completes
+ * {@link #termination()} exceptionally with it. Any other {@link Error} is fatal too, logged with
+ * its stack trace. Everything else is retried, so a broker that is down at start-up
  * only delays publishing.
  *
  * <h2>Ownership and threads</h2>

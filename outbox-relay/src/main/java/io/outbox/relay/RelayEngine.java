@@ -659,6 +659,9 @@ final class RelayEngine {
         announce(List.of());
         if (fatal == null) {
             LOG.info("relay stopped relayId={}", relayId);
+        } else if (fatal instanceof OutboxMisconfigurationException) {
+            // R6: the message says what to fix; a stack trace would only bury it.
+            LOG.error("relay stopped on a misconfiguration relayId={} error={}", relayId, fatal.getMessage());
         } else {
             LOG.error("relay stopped on a fatal error relayId={} error={}", relayId, fatal.toString(), fatal);
         }

@@ -15,6 +15,11 @@ import java.util.TreeMap;
  */
 public final class OutboxStores {
 
+    /** Which artifact adds which of this project's stores, for error messages. */
+    private static final String PROJECT_STORES = "The jar io.outbox:outbox-store-jdbc adds the store 'jdbc', "
+            + "outbox-store-mongodb adds 'mongodb' and outbox-store-dynamodb adds 'dynamodb': put the one you need "
+            + "on the class path.";
+
     private OutboxStores() {
     }
 
@@ -73,8 +78,7 @@ public final class OutboxStores {
         List<OutboxStoreProvider> matches = all.stream().filter(p -> name.equals(p.name())).toList();
         if (matches.isEmpty()) {
             throw new OutboxMisconfigurationException("no outbox store named '" + name + "' on the class path; found "
-                    + names(all) + ". Add the store's artifact (for example outbox-store-" + name
-                    + ") to the class path.");
+                    + names(all) + ". " + PROJECT_STORES);
         }
         if (matches.size() > 1) {
             throw new OutboxMisconfigurationException("several outbox stores are named '" + name + "': "

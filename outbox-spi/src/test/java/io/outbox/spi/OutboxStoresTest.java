@@ -22,7 +22,10 @@ class OutboxStoresTest {
         assertThatThrownBy(() -> OutboxStores.open("cassandra", Map.of()))
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("'cassandra'")
-                .hasMessageContaining("[test-memory]");
+                .hasMessageContaining("[test-memory]")
+                .hasMessageContaining("outbox-store-jdbc adds the store 'jdbc'")
+                .hasMessageContaining("outbox-store-mongodb adds 'mongodb'")
+                .hasMessageContaining("outbox-store-dynamodb adds 'dynamodb'");
     }
 
     @Test

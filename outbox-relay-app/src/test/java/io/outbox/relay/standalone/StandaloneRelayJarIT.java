@@ -110,10 +110,8 @@ class StandaloneRelayJarIT {
     @AfterEach
     void dropTablesAndCheckTheOutputForSecrets() throws SQLException {
         processes.forEach(RelayProcess::close);
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            for (String table : List.of("messages", "leases", "relays")) {
-                s.execute("DROP TABLE IF EXISTS \"" + prefix + table + "\"");
-            }
+        try {
+            dropTables();
         } finally {
             dataSource.close();
         }
@@ -259,9 +257,49 @@ class StandaloneRelayJarIT {
         RelayProcess relay = start(environment("fatal-" + prefix), "-c", configFile("relay.bucket.count=8").toString());
 
         assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
-        assertThat(relay.err()).contains("fatal misconfiguration; exiting with code 3",
-                "pending outbox messages in bucket(s) [" + outside.bucket() + "]", "outside [0, 8)");
+        assertThat(relay.err()).contains("relay stopped on a misconfiguration",
+                "pending outbox messages in bucket(s) [" + outside.bucket() + "]", "outside [0, 8)", "exitCode=3");
+        assertOneErrorLineWithoutStackTrace(relay.err());
         assertThat(count("SELECT count(*) FROM \"" + prefix + "messages\"")).isEqualTo(1);
+    }
+
+    private static void assertOneErrorLineWithoutStackTrace(String err) {
+        assertThat(err.lines().filter(line -> line.contains(" ERROR ")).toList())
+                .as("the misconfiguration is logged once, in one line:\n%s", err).hasSize(1);
+        assertThat(err).as("no stack trace for a misconfiguration").doesNotContain("\tat ", "Caused by");
+    }
+
+    private void dropTables() throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            for (String table : List.of("messages", "leases", "relays")) {
+                s.execute("DROP TABLE IF EXISTS \"" + prefix + table + "\"");
+            }
+        }
+    }
+
+    @Test
+    void r6_absentTablesWithoutCreateSchemaExitWithCodeThreeNamingThemAndTheSetting() throws Exception {
+        dropTables();
+        RelayProcess relay = start(environment("absent-" + prefix), "-c", configFile().toString());
+
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(relay.err()).contains("invalid store configuration; exiting with code 3",
+                "outbox table(s) [\"" + prefix + "messages\", \"" + prefix + "leases\", \"" + prefix + "relays\"] "
+                        + "do not exist", "store.create.schema=true");
+        assertThat(relay.err()).doesNotContain("retrying");
+        assertOneErrorLineWithoutStackTrace(relay.err());
+    }
+
+    @Test
+    void r6_tablesDroppedWhileTheRelayRunsStopItWithExitCodeThreeNamingThem() throws Exception {
+        RelayProcess relay = start(environment("dropped-" + prefix), "-c", configFile().toString());
+        await().atMost(WAIT).until(() -> relay.err().contains("relay running") || !relay.isAlive());
+        dropTables();
+
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(relay.err()).contains("relay stopped on a misconfiguration", "does not exist",
+                prefix + "messages", "create.schema=true", "exitCode=3");
+        assertOneErrorLineWithoutStackTrace(relay.err());
     }
 
     @Test

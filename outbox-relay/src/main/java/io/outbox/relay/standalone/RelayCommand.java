@@ -41,7 +41,7 @@ final class RelayCommand implements Callable<Integer> {
 
     @Option(names = "--print-config",
             description = "Print the effective configuration (defaults and enforced Kafka settings included, "
-                    + "secrets hidden) and exit.")
+                    + "secrets hidden) and where each value came from, then exit.")
     private boolean printConfig;
 
     private final Map<String, String> environment;

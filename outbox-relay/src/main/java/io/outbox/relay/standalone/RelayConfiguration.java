@@ -22,6 +22,8 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -58,6 +60,9 @@ final class RelayConfiguration {
 
     /** Kafka's {@code client.id} when not set: this prefix and the relay id. */
     static final String CLIENT_ID_PREFIX = "outbox-relay-";
+
+    /** How {@code origins} marks a setting from an environment variable: this, then its name. */
+    private static final String ENVIRONMENT = "environment ";
 
     /** Relay option keys by the key they have in the file. */
     private static final Map<String, String> RELAY_KEYS = relayKeys();
@@ -106,15 +111,21 @@ final class RelayConfiguration {
         }
         EnvironmentVariables.Found env = EnvironmentVariables.read(environment);
         settings.putAll(env.settings());
-        env.variables().forEach((key, variable) -> origins.put(key, "environment " + variable));
+        env.variables().forEach((key, variable) -> origins.put(key, ENVIRONMENT + variable));
 
-        Groups groups = Groups.of(settings);
+        Groups groups = Groups.of(settings, env.variables());
         String storeName = settings.get(STORE);
         if (storeName == null || storeName.isBlank()) {
             throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
                     + EnvironmentVariables.variableFor(STORE) + ") to one of " + providerNames());
         }
-        OutboxStoreProvider provider = OutboxStores.provider(storeName.trim());
+        OutboxStoreProvider provider;
+        try {
+            provider = OutboxStores.provider(storeName.trim());
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(STORE + "=" + storeName
+                    + fromVariable(env.variables().get(STORE)) + ": " + e.getMessage(), e);
+        }
 
         Set<String> secretKeys = new TreeSet<>();
         Set<String> secrets = new LinkedHashSet<>();
@@ -150,7 +161,7 @@ final class RelayConfiguration {
      */
     private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay) {
 
-        static Groups of(Map<String, String> settings) {
+        static Groups of(Map<String, String> settings, Map<String, String> variables) {
             Map<String, String> store = new TreeMap<>();
             Map<String, String> kafka = new TreeMap<>();
             Map<String, String> relay = new TreeMap<>();
@@ -173,15 +184,21 @@ final class RelayConfiguration {
                 }
             });
             if (!unknown.isEmpty()) {
-                throw new OutboxMisconfigurationException("unknown setting(s) " + unknown + ": a key is '" + STORE
-                        + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX + "' or '" + RELAY_PREFIX + "'");
+                throw new OutboxMisconfigurationException("unknown setting(s) " + asWritten(unknown, variables)
+                        + ": a key is '" + STORE + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX
+                        + "' or '" + RELAY_PREFIX + "'");
             }
             if (!unknownRelay.isEmpty()) {
-                throw new OutboxMisconfigurationException("unknown relay option(s) " + unknownRelay
-                        + "; the relay accepts " + RELAY_KEYS.keySet());
+                throw new OutboxMisconfigurationException("unknown relay option(s) "
+                        + asWritten(unknownRelay, variables) + "; the relay accepts " + RELAY_KEYS.keySet());
             }
             return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
                     Collections.unmodifiableMap(relay));
+        }
+
+        /** Keys, each followed by the environment variable it came from, if it did. */
+        private static List<String> asWritten(Set<String> keys, Map<String, String> variables) {
+            return keys.stream().map(key -> key + fromVariable(variables.get(key))).toList();
         }
     }
 
@@ -263,24 +280,118 @@ final class RelayConfiguration {
             try {
                 storeConfig = OutboxStoreConfig.parse(provider.name(), storeDef, storeSettings);
             } catch (OutboxMisconfigurationException e) {
-                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): " + e.getMessage(),
-                        e);
+                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): "
+                        + storeKeysAsWritten(e.getMessage()), e);
             }
         }
-        RelayOptions options = RelayOptions.fromProperties(relaySettings);
+        RelayOptions options;
+        try {
+            options = RelayOptions.fromProperties(relaySettings);
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
+        }
+        requireKafkaValuesOfTheirType();
         Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
         producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
         Map<String, Object> effective = KafkaOutboxPublisher.effectiveConfig(producer);
         try {
             ProducerConfig.configDef().parse(effective);
         } catch (ConfigException e) {
-            throw new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
-                    + e.getMessage(), e);
+            throw invalidKafkaSetting(e);
         }
         Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
         unknownKafka.removeAll(ProducerConfig.configNames());
         return new Resolved(options, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
+    }
+
+    /**
+     * Checks the type and range of each Kafka producer setting the user wrote, before rule K1
+     * replaces some of them: {@code max.in.flight.requests.per.connection=abc} is an error, not a
+     * value silently replaced by 5. Class settings are left to K1 and the producer.
+     */
+    private void requireKafkaValuesOfTheirType() {
+        Map<String, ConfigDef.ConfigKey> keys = ProducerConfig.configDef().configKeys();
+        kafkaSettings.forEach((name, value) -> {
+            ConfigDef.ConfigKey key = keys.get(name);
+            if (key == null || key.type == ConfigDef.Type.CLASS) {
+                return;
+            }
+            try {
+                Object parsed = ConfigDef.parseType(name, value, key.type);
+                if (key.validator != null) {
+                    key.validator.ensureValid(name, parsed);
+                }
+            } catch (ConfigException e) {
+                throw invalidKafkaSetting(e);
+            }
+        });
+    }
+
+    private OutboxMisconfigurationException invalidKafkaSetting(ConfigException e) {
+        Map<String, String> keys = new TreeMap<>();
+        ProducerConfig.configNames().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        kafkaSettings.keySet().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        return new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
+                + asWritten(e.getMessage(), keys), e);
+    }
+
+    /**
+     * A store's message with its setting names as the user writes them: {@code create.schema}
+     * becomes {@code store.create.schema}, followed by the environment variable when the setting
+     * came from one.
+     *
+     * @param message a message of the store's provider; not null
+     * @return the message with the names rewritten
+     */
+    String storeKeysAsWritten(String message) {
+        Map<String, String> keys = new TreeMap<>();
+        provider.configDef().names().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        storeSettings.keySet().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        return asWritten(message, keys);
+    }
+
+    /**
+     * A message with each name of a group of settings (as the validator knows it) replaced by the
+     * key the user writes, and the environment variable it came from, if it did: relay option
+     * {@code bucket.count} becomes
+     * {@code relay.bucket.count (environment variable OUTBOX_RELAY_BUCKET_COUNT)}. A name with a
+     * dot is replaced wherever it stands as a whole word; one without (such as {@code url}, also
+     * an English word) only as {@code configuration url}, {@code url=} or in a list
+     * ({@code [url, user]}).
+     *
+     * @param message the message; not null
+     * @param keys key as written to name the validator knows
+     * @return the message with the names rewritten
+     */
+    private String asWritten(String message, Map<String, String> keys) {
+        Map<String, String> byName = new LinkedHashMap<>();
+        keys.entrySet().stream()
+                .sorted((a, b) -> Integer.compare(b.getValue().length(), a.getValue().length()))
+                .forEach(entry -> byName.putIfAbsent(entry.getValue(), entry.getKey()));
+        List<String> alternatives = new ArrayList<>();
+        byName.keySet().forEach(name -> alternatives.add(name.indexOf('.') >= 0
+                ? Pattern.quote(name) + "(?![\\w-]|\\.\\w)"
+                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)|"
+                        + "(?<=\\[|, )" + Pattern.quote(name) + "(?=[\\],])"));
+        if (alternatives.isEmpty()) {
+            return message;
+        }
+        Matcher matcher = Pattern.compile("(?<![\\w.-])(?:" + String.join("|", alternatives) + ")").matcher(message);
+        StringBuilder text = new StringBuilder();
+        while (matcher.find()) {
+            String key = byName.get(matcher.group());
+            String origin = origins.get(key);
+            String variable = origin != null && origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length())
+                    : null;
+            matcher.appendReplacement(text, Matcher.quoteReplacement(key + fromVariable(variable)));
+        }
+        matcher.appendTail(text);
+        return text.toString();
+    }
+
+    private static String fromVariable(String variable) {
+        return variable == null ? "" : " (environment variable " + variable + ")";
     }
 
     /**
@@ -302,33 +413,34 @@ final class RelayConfiguration {
     /**
      * The effective configuration as a properties text with every secret shown as
      * {@value Redactor#HIDDEN}: the relay options, the store settings with their defaults (unset
-     * ones commented out) and the producer settings with K1 applied, then where each setting came
-     * from.
+     * ones commented out) and the producer settings with K1 applied, then where each value came
+     * from: the file, an environment variable, a default, generated for this run, or rule K1.
      *
      * @param resolved this configuration, validated
      * @return the text, one setting per line
      */
     String describe(Resolved resolved) {
         StringBuilder text = new StringBuilder();
+        List<String> keys = new ArrayList<>();
         text.append("# outbox-relay configuration; secrets are shown as ").append(Redactor.HIDDEN).append('\n');
         text.append("\n# relay options\n");
         RelayOptions options = resolved.options();
-        options.toProperties().forEach((option, value) -> line(text, relayFileKey(option), value));
+        options.toProperties().forEach((option, value) -> line(text, keys, relayFileKey(option), value));
         if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
             text.append("# relay.id was not set: generated for this run\n");
         }
         if (options.maxPublishDuration() == null) {
-            text.append('#').append(relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG)).append("=\n");
+            line(text, keys, relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG), null);
         }
         text.append("\n# store\n");
-        line(text, STORE, provider.name());
+        line(text, keys, STORE, provider.name());
         Map<String, Object> store = new TreeMap<>(storeSettings);
         if (resolved.storeConfig() != null) {
             store.putAll(resolved.storeConfig().values());
         }
-        store.forEach((key, value) -> line(text, STORE_PREFIX + key, value));
+        store.forEach((key, value) -> line(text, keys, STORE_PREFIX + key, value));
         text.append("\n# kafka producer (rule K1 applied)\n");
-        resolved.producerConfig().forEach((key, value) -> line(text, KAFKA_PREFIX + key, value));
+        resolved.producerConfig().forEach((key, value) -> line(text, keys, KAFKA_PREFIX + key, value));
         kafkaSettings.forEach((key, value) -> {
             Object effective = resolved.producerConfig().get(key);
             if (effective == null) {
@@ -338,23 +450,45 @@ final class RelayConfiguration {
                         .append(" was replaced (rule K1)\n");
             }
         });
-        List<String> fromEnvironment = new ArrayList<>();
-        origins.forEach((key, origin) -> {
-            if (origin.startsWith("environment ")) {
-                fromEnvironment.add(key + " <- " + origin.substring("environment ".length()));
-            }
-        });
-        if (!fromEnvironment.isEmpty()) {
-            text.append("\n# set by environment variables:\n");
-            fromEnvironment.forEach(entry -> text.append("#   ").append(entry).append('\n'));
-        }
+        text.append("\n# where each value came from: a file, an environment variable (OUTBOX_*), a default,"
+                + " generated for this run, or rule K1\n");
+        keys.forEach(key -> text.append("#   ").append(key).append(" <- ").append(source(key, resolved))
+                .append('\n'));
         if (!ignoredVariables.isEmpty()) {
             text.append("\n# ignored environment variables (not settings): ").append(ignoredVariables).append('\n');
         }
         return text.toString();
     }
 
-    private void line(StringBuilder text, String key, Object value) {
+    /** Where the value {@link #describe} shows for a key came from. */
+    private String source(String key, Resolved resolved) {
+        String origin = origins.get(key);
+        if (key.startsWith(KAFKA_PREFIX)) {
+            String name = key.substring(KAFKA_PREFIX.length());
+            Object effective = resolved.producerConfig().get(name);
+            if (origin != null && !String.valueOf(effective).equals(kafkaSettings.get(name))) {
+                return "rule K1, replacing the value of " + originText(origin);
+            }
+            if (origin == null) {
+                if (name.equals(ProducerConfig.CLIENT_ID_CONFIG)) {
+                    return "generated: " + CLIENT_ID_PREFIX + "<relay.id>";
+                }
+                return name.equals(ProducerConfig.MAX_BLOCK_MS_CONFIG) ? "default of the relay's publisher"
+                        : "rule K1";
+            }
+        }
+        if (origin != null) {
+            return originText(origin);
+        }
+        return key.equals(RelayOptions.RELAY_ID_CONFIG) ? "generated for this run" : "default";
+    }
+
+    private static String originText(String origin) {
+        return origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length()) : "file " + origin;
+    }
+
+    private void line(StringBuilder text, List<String> keys, String key, Object value) {
+        keys.add(key);
         if (value == null) {
             text.append('#').append(key).append("=\n");
             return;

@@ -121,7 +121,7 @@ final class RelayRunner {
                 LOG.info("store opened store={} attempt={}", name, attempt);
                 return store;
             } catch (OutboxMisconfigurationException e) {
-                throw e;
+                throw new OutboxMisconfigurationException(configuration.storeKeysAsWritten(e.getMessage()), e);
             } catch (RuntimeException e) {
                 LOG.warn("could not open the store; retrying store={} attempt={} backoff.ms={} error={}", name, attempt,
                         backoff.toMillis(), redactor.redact(causes(e)));
@@ -173,13 +173,10 @@ final class RelayRunner {
             termination.join();
             return StandaloneRelay.EXIT_OK;
         } catch (CompletionException e) {
+            // The relay has logged the error already, at ERROR: say it once.
             Throwable cause = e.getCause() != null ? e.getCause() : e;
-            if (cause instanceof OutboxMisconfigurationException misconfiguration) {
-                return fatal("fatal misconfiguration", misconfiguration);
-            }
-            LOG.error("relay stopped on an unexpected error; exiting with code {}: {}", StandaloneRelay.EXIT_ERROR,
-                    redactor.redact(causes(cause)));
-            return StandaloneRelay.EXIT_ERROR;
+            return cause instanceof OutboxMisconfigurationException
+                    ? StandaloneRelay.EXIT_MISCONFIGURATION : StandaloneRelay.EXIT_ERROR;
         }
     }
 

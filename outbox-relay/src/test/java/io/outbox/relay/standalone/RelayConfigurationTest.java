@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -80,6 +82,10 @@ class RelayConfigurationTest {
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("[relay.bucket.cont, relay.relay.id]")
                 .hasMessageContaining("relay.bucket.count").hasMessageContaining("relay.id");
+        assertThatThrownBy(() -> RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "memory",
+                "OUTBOX_RELAY_BUCKET_CONT", "8")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("[relay.bucket.cont (environment variable OUTBOX_RELAY_BUCKET_CONT)]");
     }
 
     @Test
@@ -89,6 +95,11 @@ class RelayConfigurationTest {
         assertThatThrownBy(configuration::resolve)
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("store settings").hasMessageContaining("max.payload.byte");
+        RelayConfiguration fromEnvironment = RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "scripted",
+                "OUTBOX_STORE_NAME", "n", "OUTBOX_STORE_FAILURE", "1", "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"));
+        assertThatThrownBy(fromEnvironment::resolve)
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("[store.failure (environment variable OUTBOX_STORE_FAILURE)]");
     }
 
     @Test
@@ -200,5 +211,115 @@ class RelayConfigurationTest {
         RelayConfiguration.Resolved resolved = configuration.resolve();
         assertThat(configuration.describe(resolved))
                 .contains("relay.id=" + resolved.options().relayId() + "\n", "relay.id was not set: generated");
+    }
+
+    @Test
+    void R10_aRelayOptionErrorNamesTheKeyAsWrittenTheVariableAndTheValue() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=0");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count: Value must be at least 1")
+                .hasMessageNotContaining("environment variable");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "0")).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count (environment variable "
+                        + "OUTBOX_RELAY_BUCKET_COUNT): Value must be at least 1");
+        Path tooMany = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=99999999");
+        assertThatThrownBy(() -> RelayConfiguration.read(tooMany, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.bucket.count")
+                .hasMessageContaining("99999999");
+        Path notANumber = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.error.backoff.ms=soon");
+        assertThatThrownBy(() -> RelayConfiguration.read(notANumber, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("soon")
+                .hasMessageContaining("relay.error.backoff.ms")
+                .hasMessageNotContaining("relay.error.backoff.max.ms");
+        Path pair = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.lease.duration.ms=100");
+        assertThatThrownBy(() -> RelayConfiguration.read(pair, Map.of("OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS", "200"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.lease.renew.interval.ms (environment variable "
+                        + "OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS) must be less than relay.lease.duration.ms (100)")
+                .hasMessageContaining("200");
+    }
+
+    @Test
+    void aStoreSettingErrorNamesTheKeyAsWritten() throws IOException {
+        Path file = file("store=scripted", "store.name=x", "kafka.bootstrap.servers=k:9092");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_STORE_FAILURES", "-1")).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("store.failures (environment variable OUTBOX_STORE_FAILURES)")
+                .hasMessageContaining("-1");
+        RelayConfiguration configuration = RelayConfiguration.read(file, Map.of("OUTBOX_STORE_NAME", "y"));
+        assertThat(configuration.storeKeysAsWritten("set failures=1 or name=z in the current schema; "
+                + "Invalid value q for configuration name: no"))
+                .isEqualTo("set store.failures=1 or store.name (environment variable OUTBOX_STORE_NAME)=z in the "
+                        + "current schema; Invalid value q for configuration store.name (environment variable "
+                        + "OUTBOX_STORE_NAME): no");
+    }
+
+    @Test
+    void anUnknownStoreListsTheStoresFoundAndTheJarsThatAddStores() throws IOException {
+        assertThatThrownBy(() -> RelayConfiguration.read(file("store=nosuch"), Map.of()))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageStartingWith("store=nosuch: no outbox store named 'nosuch'")
+                .hasMessageContaining("memory").hasMessageContaining("scripted")
+                .hasMessageContaining("outbox-store-jdbc").hasMessageContaining("outbox-store-mongodb")
+                .hasMessageContaining("outbox-store-dynamodb");
+        assertThatThrownBy(() -> RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "nosuch")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageStartingWith("store=nosuch (environment variable OUTBOX_STORE): ");
+    }
+
+    @Test
+    void K1_aKafkaValueOfTheWrongTypeIsAnErrorNotSilentlyReplaced() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "kafka.max.in.flight.requests.per.connection=abc");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.max.in.flight.requests.per.connection")
+                .hasMessageContaining("abc");
+        Path env = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        assertThatThrownBy(() -> RelayConfiguration.read(env, Map.of("OUTBOX_KAFKA_ENABLE_IDEMPOTENCE", "maybe"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.enable.idempotence (environment variable OUTBOX_KAFKA_ENABLE_IDEMPOTENCE)")
+                .hasMessageContaining("maybe");
+        Path acks = file("store=memory", "kafka.bootstrap.servers=k:9092", "kafka.acks=most");
+        assertThatThrownBy(() -> RelayConfiguration.read(acks, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("kafka.acks").hasMessageContaining("most");
+        Path replaced = file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "kafka.max.in.flight.requests.per.connection=9", "kafka.acks=1");
+        assertThat(RelayConfiguration.read(replaced, Map.of()).resolve().producerConfig())
+                .as("a valid value that K1 forbids is still replaced, and logged")
+                .containsEntry("max.in.flight.requests.per.connection", "5").containsEntry("acks", "all");
+    }
+
+    @Test
+    void printConfigSaysWhereEveryValueCameFrom() throws IOException {
+        Path file = file("store=scripted", "store.name=n", "kafka.bootstrap.servers=k:9092", "kafka.acks=1",
+                "kafka.linger.ms=5");
+        RelayConfiguration configuration = RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "16"));
+        String description = configuration.describe(configuration.resolve());
+        assertThat(description).contains(
+                "#   relay.bucket.count <- OUTBOX_RELAY_BUCKET_COUNT\n",
+                "#   relay.batch.size <- default\n",
+                "#   relay.id <- generated for this run\n",
+                "#   store <- file " + file + "\n",
+                "#   store.name <- file " + file + "\n",
+                "#   store.failures <- default\n",
+                "#   kafka.linger.ms <- file " + file + "\n",
+                "#   kafka.acks <- rule K1, replacing the value of file " + file + "\n",
+                "#   kafka.enable.idempotence <- rule K1\n",
+                "#   kafka.client.id <- generated: outbox-relay-<relay.id>\n");
+        for (String line : description.split("\n")) {
+            Matcher setting = Pattern.compile("^#?([a-z][a-z0-9._-]*)=").matcher(line);
+            if (setting.find()) {
+                assertThat(description).as("source of %s", setting.group(1))
+                        .contains("#   " + setting.group(1) + " <- ");
+            }
+        }
     }
 }

@@ -138,10 +138,13 @@ class StandaloneRelayRunTest {
     }
 
     @Test
-    void r6_s8_rowsOutsideTheBucketRangeStopTheRelayWithExitCodeThree() throws Exception {
+    void r6_s8_rowsOutsideTheBucketRangeStopTheRelayWithExitCodeThreeAndOneErrorLine() throws Exception {
         String name = "fatal-" + UUID.randomUUID();
         InMemoryOutboxStore store = new InMemoryOutboxStore();
         InMemoryOutboxStoreProvider.register(name, store);
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes
         try {
             OutboxMessage outside = message("standalone-fatal", "k", 64);
             while (outside.bucket() < 4) {
@@ -153,8 +156,16 @@ class StandaloneRelayRunTest {
                     .isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
             assertThat(store.pendingBuckets()).containsExactly(outside.bucket());
         } finally {
+            System.setErr(originalErr);
             InMemoryOutboxStoreProvider.unregister(name);
         }
+        String text = log.toString(StandardCharsets.UTF_8);
+        originalErr.print(text);
+        List<String> errors = text.lines().filter(line -> line.contains(" ERROR ")).toList();
+        assertThat(errors).as("the misconfiguration is logged once, in one line").hasSize(1);
+        assertThat(errors.get(0)).contains("relay stopped on a misconfiguration", "outside [0, 4)");
+        assertThat(text).as("no stack trace for a misconfiguration").doesNotContain("\tat ", "Exception:");
+        assertThat(text).contains("outbox-relay stopped relayId=fatal-relay exitCode=3");
     }
 
     @Test

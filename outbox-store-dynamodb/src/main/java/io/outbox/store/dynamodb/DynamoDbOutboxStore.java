@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
@@ -41,6 +42,7 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
@@ -192,6 +194,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        return onTables(() -> acquireLeases(request));
+    }
+
+    private List<Integer> acquireLeases(LeaseRequest request) {
         Objects.requireNonNull(request, "request must not be null");
         long now = clock.millis();
         String me = request.relayId();
@@ -359,6 +365,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
+        return onTables(() -> renewLeases(request));
+    }
+
+    private List<Integer> renewLeases(LeaseRequest request) {
         Objects.requireNonNull(request, "request must not be null");
         long now = clock.millis();
         String me = request.relayId();
@@ -401,6 +411,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public void releaseBucketLeases(String relayId) {
+        runOnTables(() -> releaseLeases(relayId));
+    }
+
+    private void releaseLeases(String relayId) {
         LeaseRequest.requireRelayId(relayId);
         QueryRequest query = fleetQuery(true, "#owner = :me", Map.of(":me", AttributeValue.fromS(relayId)));
         List<BucketLease> mine = new ArrayList<>();
@@ -422,6 +436,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        return onTables(() -> probePending(buckets));
+    }
+
+    private List<Integer> probePending(List<Integer> buckets) {
         Objects.requireNonNull(buckets, "buckets must not be null");
         TreeSet<Integer> distinct = new TreeSet<>();
         for (Integer bucket : buckets) {
@@ -473,6 +491,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        return onTables(() -> readBatch(bucket, maxCount));
+    }
+
+    private List<OutboxMessage> readBatch(int bucket, int maxCount) {
         requireBucket(bucket);
         if (maxCount < 1) {
             throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
@@ -492,6 +514,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public void markPublished(int bucket, List<OutboxMessage> published) {
+        runOnTables(() -> deletePublished(bucket, published));
+    }
+
+    private void deletePublished(int bucket, List<OutboxMessage> published) {
         requireBucket(bucket);
         Objects.requireNonNull(published, "published must not be null");
         TreeSet<Long> seqs = new TreeSet<>();
@@ -539,6 +565,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
 
     @Override
     public PendingSnapshot pendingMetrics(Duration timeout) {
+        return onTables(() -> measurePending(timeout));
+    }
+
+    private PendingSnapshot measurePending(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout must not be null");
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive but was " + timeout);
@@ -604,6 +634,35 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
      * Stops the probe threads and, when the provider built this store, closes its client.
      * Idempotent.
      */
+    /**
+     * Runs a store call; a table that does not exist (dropped, or never created) becomes an
+     * {@link OutboxMisconfigurationException} naming it, which stops a relay (R6) instead of
+     * being retried for ever.
+     */
+    private <T> T onTables(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (ResourceNotFoundException e) {
+            try {
+                DynamoDbOutboxTables.verify(client, options);
+            } catch (OutboxMisconfigurationException absent) {
+                absent.addSuppressed(e);
+                throw absent;
+            } catch (RuntimeException checkFailed) {
+                e.addSuppressed(checkFailed);
+            }
+            throw new OutboxMisconfigurationException("outbox table " + messagesTable + " or " + coordinationTable
+                    + " does not exist: " + e.getMessage(), e);
+        }
+    }
+
+    private void runOnTables(Runnable call) {
+        onTables(() -> {
+            call.run();
+            return null;
+        });
+    }
+
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {

@@ -38,7 +38,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
  *   <tr><td>{@value #COORDINATION_TABLE}</td><td>string</td><td>{@code outbox_coordination}</td>
  *       <td>coordination table</td></tr>
  *   <tr><td>{@value #CREATE_TABLES}</td><td>boolean</td><td>false</td><td>create missing tables at
- *       start-up and wait until ACTIVE</td></tr>
+ *       start-up and wait until ACTIVE; when false, check at start-up that they exist</td></tr>
  *   <tr><td>{@value #ACCESS_KEY_ID}</td><td>string</td><td>none</td><td>static credentials, with the
  *       secret; none means the SDK's default credentials chain</td></tr>
  *   <tr><td>{@value #SECRET_ACCESS_KEY}</td><td>password</td><td>none</td><td>the secret of the access
@@ -87,7 +87,8 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
             .define(COORDINATION_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_COORDINATION_TABLE,
                     ConfigDef.Importance.HIGH, "Name of the coordination table (leases, heartbeats, counters).")
             .define(CREATE_TABLES, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
-                    "Create missing tables (on-demand billing) at start-up and wait until they are ACTIVE.")
+                    "Create missing tables (on-demand billing) at start-up and wait until they are ACTIVE. "
+                            + "When false, check that they exist and fail naming those that do not.")
             .define(ACCESS_KEY_ID, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
                     "Static access key id; unset for the SDK's default credentials chain.")
             .define(SECRET_ACCESS_KEY, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
@@ -131,6 +132,8 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         try {
             if (parsed.getBoolean(CREATE_TABLES)) {
                 DynamoDbOutboxTables.create(client, options);
+            } else {
+                DynamoDbOutboxTables.verify(client, options);
             }
         } catch (RuntimeException e) {
             store.close();

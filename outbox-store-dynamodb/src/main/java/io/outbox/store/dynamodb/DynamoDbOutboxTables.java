@@ -2,13 +2,17 @@ package io.outbox.store.dynamodb;
 
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
@@ -93,6 +97,55 @@ public final class DynamoDbOutboxTables {
         Objects.requireNonNull(timeout, "timeout must not be null");
         createAndAwait(client, messagesTableRequest(options.messagesTable()), timeout);
         createAndAwait(client, coordinationTableRequest(options.coordinationTable()), timeout);
+    }
+
+    /**
+     * Checks that both tables exist and have the outbox's key schema, so that a store on absent
+     * tables fails at start-up instead of on each call. It reads one item key per table that no
+     * outbox item has ({@code GetItem}, eventually consistent), needing no permission beyond what
+     * the store uses anyway (no {@code DescribeTable}). The provider calls it when
+     * {@value DynamoDbOutboxStoreProvider#CREATE_TABLES} is off.
+     *
+     * @param client the client; not null
+     * @param options the table names; not null
+     * @throws OutboxMisconfigurationException naming every absent table and how to create it, or a
+     *     table whose key schema differs; rule R6 makes it fatal
+     * @throws software.amazon.awssdk.core.exception.SdkException on another DynamoDB error (a
+     *     network error, throttling, missing permission)
+     */
+    public static void verify(DynamoDbClient client, DynamoDbOutboxOptions options) {
+        Objects.requireNonNull(client, "client must not be null");
+        Objects.requireNonNull(options, "options must not be null");
+        List<String> absent = new ArrayList<>();
+        probe(client, messagesTableRequest(options.messagesTable()), absent,
+                Map.of(MessageItems.BUCKET, AttributeValue.fromN("-1"), MessageItems.SEQ, AttributeValue.fromN("-1")));
+        probe(client, coordinationTableRequest(options.coordinationTable()), absent,
+                Map.of(CoordinationItems.PK, AttributeValue.fromS("outbox-verify"),
+                        CoordinationItems.SK, AttributeValue.fromS("outbox-verify")));
+        if (!absent.isEmpty()) {
+            throw new OutboxMisconfigurationException("outbox table(s) " + absent + " do not exist (or are not "
+                    + "visible in this region and account); create them (DynamoDbOutboxTables.messagesTableRequest "
+                    + "and coordinationTableRequest show how), or set "
+                    + DynamoDbOutboxStoreProvider.CREATE_TABLES + "=true to have the store create them at start-up");
+        }
+    }
+
+    private static void probe(DynamoDbClient client, CreateTableRequest expected, List<String> absent,
+                              Map<String, AttributeValue> key) {
+        try {
+            client.getItem(r -> r.tableName(expected.tableName()).key(key).projectionExpression("#k")
+                    .expressionAttributeNames(Map.of("#k", key.keySet().iterator().next())));
+        } catch (ResourceNotFoundException e) {
+            absent.add(expected.tableName());
+        } catch (DynamoDbException e) {
+            if (e.statusCode() != 400 || e.awsErrorDetails() == null
+                    || !"ValidationException".equals(e.awsErrorDetails().errorCode())) {
+                throw e;
+            }
+            throw new OutboxMisconfigurationException("outbox table " + expected.tableName() + " does not have the"
+                    + " key schema the outbox needs " + keys(expected.keySchema(), expected.attributeDefinitions())
+                    + " (" + e.awsErrorDetails().errorMessage() + "); use another table name or recreate it", e);
+        }
     }
 
     private static CreateTableRequest request(String tableName, String hashKey, ScalarAttributeType hashType,

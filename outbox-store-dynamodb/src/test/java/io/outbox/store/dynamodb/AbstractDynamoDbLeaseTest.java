@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStores;
 import io.outbox.tck.TckClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -352,5 +353,62 @@ abstract class AbstractDynamoDbLeaseTest {
                     .expressionAttributeValues(Map.of(":v", AttributeValue.fromS("x")))))
                     .as(reserved).isInstanceOf(DynamoDbException.class).hasMessageContaining("reserved");
         }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // R6: absent tables are a misconfiguration, found at start-up and while running
+    // ---------------------------------------------------------------------------------------
+
+    @Test
+    void R6_theProviderWithoutCreateTablesRefusesAbsentTablesNamingThemAndTheSetting() throws Exception {
+        DynamoDbOutboxOptions absent = DynamoDbBackend.uniqueTables();
+        closeables.add(() -> DynamoDbBackend.dropTables(admin, absent));
+        Map<String, String> settings = backend().providerConfig(absent);
+        assertThatThrownBy(() -> OutboxStores.open(DynamoDbOutboxStoreProvider.NAME, settings))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(absent.messagesTable())
+                .hasMessageContaining(absent.coordinationTable())
+                .hasMessageContaining("do not exist")
+                .hasMessageContaining("create.tables=true");
+        admin.createTable(DynamoDbOutboxTables.messagesTableRequest(absent.messagesTable()));
+        assertThatThrownBy(() -> OutboxStores.open(DynamoDbOutboxStoreProvider.NAME, settings))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageNotContaining(absent.messagesTable())
+                .hasMessageContaining(absent.coordinationTable());
+        admin.createTable(DynamoDbOutboxTables.coordinationTableRequest(absent.coordinationTable()));
+        try (DynamoDbOutboxStore opened = (DynamoDbOutboxStore) OutboxStores.open(DynamoDbOutboxStoreProvider.NAME,
+                settings)) {
+            assertThat(opened.bucketsWithPending(List.of(0, 1))).isEmpty();
+        }
+    }
+
+    @Test
+    void R6_aTableWithAnotherKeySchemaIsRefusedAtStartUp() throws Exception {
+        DynamoDbOutboxOptions other = DynamoDbBackend.uniqueTables();
+        closeables.add(() -> DynamoDbBackend.dropTables(admin, other));
+        admin.createTable(DynamoDbOutboxTables.coordinationTableRequest(other.messagesTable()));
+        admin.createTable(DynamoDbOutboxTables.coordinationTableRequest(other.coordinationTable()));
+        assertThatThrownBy(() -> DynamoDbOutboxTables.verify(admin, other))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(other.messagesTable())
+                .hasMessageContaining("key schema");
+    }
+
+    @Test
+    void R6_tablesDeletedWhileRunningMakeStoreCallsAMisconfigurationNamingThem() {
+        DynamoDbOutboxStore store = store(new CallCounter());
+        assertThat(store.acquireBucketLeases(request("relay", List.of()))).hasSize(BUCKETS);
+        DynamoDbBackend.dropTables(admin, tables);
+        assertThatThrownBy(() -> store.nextBatch(0, 10))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(tables.messagesTable())
+                .hasMessageContaining("create.tables=true");
+        assertThatThrownBy(() -> store.bucketsWithPending(List.of(0, 1, 2)))
+                .isInstanceOf(OutboxMisconfigurationException.class);
+        assertThatThrownBy(() -> store.acquireBucketLeases(request("relay", List.of())))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(tables.coordinationTable());
+        assertThatThrownBy(() -> store.renewBucketLeases(request("relay", List.of(0))))
+                .isInstanceOf(OutboxMisconfigurationException.class);
     }
 }

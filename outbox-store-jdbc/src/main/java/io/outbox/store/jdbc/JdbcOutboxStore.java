@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -92,7 +93,9 @@ import javax.sql.DataSource;
  * {@link DataSource} and returns it before it returns. {@link #close()} closes the data source
  * only when the store was built with {@link Builder#closeDataSource(boolean)} (as the provider
  * does for the pool it opens); a data source passed in by the application stays the
- * application's. Database errors surface as {@link JdbcOutboxException}.
+ * application's. Database errors surface as {@link JdbcOutboxException}, except an absent
+ * table, column or schema: that is an {@link OutboxMisconfigurationException} naming it, which
+ * stops a relay (rule R6) instead of being retried for ever.
  */
 public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
         AutoCloseable {
@@ -111,6 +114,11 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
 
     /** The most buckets one probe statement of {@link #bucketsWithPending} names. */
     private static final int PROBE_CHUNK = 500;
+
+    /** How to create absent tables, for error messages. */
+    private static final String HOW_TO_CREATE = "create them with the DDL of JdbcDialect.createStatements or "
+            + "JdbcOutboxStore.createSchema(), or set " + JdbcOutboxStoreProvider.CREATE_SCHEMA
+            + "=true to have the store create them at start-up";
 
     private final DataSource dataSource;
     private final JdbcOutboxTables tables;
@@ -223,6 +231,57 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
             }
             return null;
         });
+    }
+
+    /**
+     * Checks that the three tables exist and have every column the store reads and writes, so
+     * that a store on absent tables fails at start-up instead of on each call. One
+     * {@code SELECT <columns> FROM <table> WHERE 1 = 0} per table: it reads no row. The provider
+     * calls it when {@value JdbcOutboxStoreProvider#CREATE_SCHEMA} is off.
+     *
+     * @throws OutboxMisconfigurationException naming every absent table, or the table with an
+     *     absent column, and how to create them ({@link #createSchema()}, or the provider setting
+     *     {@value JdbcOutboxStoreProvider#CREATE_SCHEMA}{@code =true}); rule R6 makes it fatal
+     * @throws JdbcOutboxException if the database cannot be reached or fails otherwise
+     */
+    public void verifySchema() {
+        run("checking the outbox tables", false, (c, s) -> {
+            List<String> absent = new ArrayList<>();
+            for (Map.Entry<String, List<String>> table : expectedColumns(s).entrySet()) {
+                String columns = String.join(", ", table.getValue().stream().map(s.dialect::quote).toList());
+                try (var statement = c.createStatement()) {
+                    statement.executeQuery("SELECT " + columns + " FROM " + table.getKey() + " WHERE 1 = 0").close();
+                } catch (SQLException e) {
+                    if (!isMissingSchemaObject(e)) {
+                        throw e;
+                    }
+                    if (isMissingColumn(e)) {
+                        throw new OutboxMisconfigurationException("outbox table " + table.getKey()
+                                + " lacks a column the store needs (it has to have " + table.getValue() + "): "
+                                + e.getMessage() + ". It was made by something else than this store's DDL "
+                                + "(JdbcDialect.createStatements); recreate it, or use another "
+                                + JdbcOutboxStoreProvider.TABLE_PREFIX, e);
+                    }
+                    absent.add(table.getKey());
+                }
+            }
+            if (!absent.isEmpty()) {
+                throw new OutboxMisconfigurationException("outbox table(s) " + absent + " do not exist"
+                        + (tables.schema() == null ? " in the connection's current schema" : "")
+                        + "; " + HOW_TO_CREATE);
+            }
+            return null;
+        });
+    }
+
+    /** Each table's qualified name and the columns the store uses. */
+    private static Map<String, List<String>> expectedColumns(Sql s) {
+        Map<String, List<String>> columns = new LinkedHashMap<>();
+        columns.put(s.messages, List.of("id", "bucket", "message_id", "topic", "record_key", "record_value",
+                "headers", "kafka_partition", "created_at"));
+        columns.put(s.leases, List.of("bucket", "owner", "expires_at"));
+        columns.put(s.relays, List.of("relay_id", "last_seen"));
+        return columns;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -570,6 +629,13 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                     }
                 }
             } catch (SQLException e) {
+                if (isMissingSchemaObject(e)) {
+                    // Tables dropped or never created: retrying cannot help (R6).
+                    throw new OutboxMisconfigurationException(what + " failed: an outbox table, column or schema "
+                            + "does not exist (outbox tables " + tables.messages() + ", " + tables.leases() + ", "
+                            + tables.relays() + (tables.schema() == null ? "" : " in schema " + tables.schema())
+                            + "): " + e.getMessage() + "; " + HOW_TO_CREATE, e);
+                }
                 if (!retryLockConflicts || attempt >= ATTEMPTS || !isLockConflict(e)) {
                     throw new JdbcOutboxException(what + " failed (outbox tables " + tables.messages() + ", "
                             + tables.leases() + ", " + tables.relays() + ")", e);
@@ -615,6 +681,24 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                 || "40001".equals(state) || "40P01".equals(state)
                 || e.getErrorCode() == 1205                              // MySQL/MariaDB lock wait timeout
                 || e.getErrorCode() == 90131 || e.getErrorCode() == 50200; // H2 concurrent update, lock timeout
+    }
+
+    /**
+     * An absent table, column or schema: PostgreSQL 42P01, 42703, 3F000; MySQL/MariaDB 1146, 1054,
+     * 1049; H2 42102 to 42104, 42122, 90079; any driver's 42S02 (table) and 42S22 (column).
+     */
+    static boolean isMissingSchemaObject(SQLException e) {
+        String state = e.getSQLState();
+        int code = e.getErrorCode();
+        return "42P01".equals(state) || "3F000".equals(state) || "42S02".equals(state) || isMissingColumn(e)
+                || code == 1146 || code == 1049
+                || code == 42102 || code == 42103 || code == 42104 || code == 90079;
+    }
+
+    private static boolean isMissingColumn(SQLException e) {
+        String state = e.getSQLState();
+        int code = e.getErrorCode();
+        return "42703".equals(state) || "42S22".equals(state) || code == 1054 || code == 42122;
     }
 
     private static boolean isDuplicateKey(SQLException e) {

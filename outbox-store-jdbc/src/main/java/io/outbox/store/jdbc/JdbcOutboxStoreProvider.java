@@ -30,7 +30,8 @@ import org.apache.kafka.common.config.types.Password;
  *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names</td></tr>
  *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>pool connections, 1 to
  *       100; a relay uses up to its {@code store.concurrency} plus two at once</td></tr>
- *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up</td></tr>
+ *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up;
+ *       when false, check at start-up that they exist</td></tr>
  *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1000000</td><td>largest payload accepted, bytes</td></tr>
  * </table>
  *
@@ -101,7 +102,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                             + "renewal: give it at least store.concurrency + 2, or its store threads wait for "
                             + "connections.")
             .define(CREATE_SCHEMA, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
-                    "Whether to create the tables and index, if absent, when the store is created.")
+                    "Whether to create the tables and index, if absent, when the store is created. When false, "
+                            + "the store checks that the tables exist and fails naming those that do not.")
             .define(MAX_PAYLOAD_BYTES, ConfigDef.Type.LONG, JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES,
                     ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
                     "The largest payload (key + value + encoded headers) the store's writer accepts, in bytes. "
@@ -126,8 +128,9 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      *
      * @param config the settings listed in the class documentation; not null
      * @return a new store; close it to close its pool
-     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, or the
-     *     dialect cannot be told from the URL
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, the
+     *     dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
+     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
      * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
      *     tables cannot be created
      */
@@ -165,13 +168,15 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                 .maxPayloadBytes(parsed.getLong(MAX_PAYLOAD_BYTES))
                 .closeDataSource(true)
                 .build();
-        if (parsed.getBoolean(CREATE_SCHEMA)) {
-            try {
+        try {
+            if (parsed.getBoolean(CREATE_SCHEMA)) {
                 store.createSchema();
-            } catch (RuntimeException e) {
-                dataSource.close();
-                throw e;
+            } else {
+                store.verifySchema();
             }
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
         }
         return store;
     }

@@ -7,6 +7,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStores;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -318,6 +320,60 @@ abstract class JdbcDatabaseTestBase {
         store.createSchema();
         assertThat(store.dialect()).isEqualTo(expectedDialect());
         assertThat(store.bucketsWithPending(List.of(0))).isEmpty();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // R6: absent tables are a misconfiguration, found at start-up and while running
+    // ---------------------------------------------------------------------------------------
+
+    @Test
+    void R6_theProviderWithoutCreateSchemaRefusesAbsentTablesNamingThemAndTheSetting() {
+        String absent = TestDatabase.uniquePrefix();
+        prefixes.add(absent);
+        assertThatThrownBy(() -> OutboxStores.open(JdbcOutboxStoreProvider.NAME, database().providerConfig(absent)))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(absent + "messages")
+                .hasMessageContaining(absent + "leases")
+                .hasMessageContaining(absent + "relays")
+                .hasMessageContaining("do not exist")
+                .hasMessageContaining("create.schema=true");
+        database().createTables(absent);
+        OutboxStore opened = OutboxStores.open(JdbcOutboxStoreProvider.NAME, database().providerConfig(absent));
+        assertThat(opened.bucketsWithPending(List.of(0))).isEmpty();
+        ((JdbcOutboxStore) opened).close();
+    }
+
+    @Test
+    void R6_aTableWithoutAColumnTheStoreNeedsIsRefusedNamingTheTable() throws SQLException {
+        JdbcOutboxTables names = JdbcOutboxTables.withPrefix(prefix);
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE " + store.dialect().quote(names.relays()));
+            s.execute("CREATE TABLE " + store.dialect().quote(names.relays()) + " ("
+                    + store.dialect().quote("relay_id") + " VARCHAR(100) NOT NULL PRIMARY KEY)");
+        }
+        assertThatThrownBy(store::verifySchema)
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(names.relays())
+                .hasMessageContaining("lacks a column")
+                .hasMessageContaining("last_seen");
+    }
+
+    @Test
+    void R6_tablesDroppedWhileRunningMakeEveryCallAMisconfigurationNamingTheTable() throws SQLException {
+        store.verifySchema();
+        database().dropTables(prefix);
+        LeaseRequest request = LeaseRequest.of("relay", 4, LEASE);
+        assertThatThrownBy(() -> store.acquireBucketLeases(request))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("does not exist")
+                .hasMessageContaining(prefix + "messages")
+                .hasMessageContaining("create.schema=true");
+        assertThatThrownBy(() -> store.bucketsWithPending(List.of(0, 1)))
+                .isInstanceOf(OutboxMisconfigurationException.class);
+        assertThatThrownBy(() -> store.nextBatch(0, 10)).isInstanceOf(OutboxMisconfigurationException.class);
+        assertThatThrownBy(() -> store.renewBucketLeases(request)).isInstanceOf(OutboxMisconfigurationException.class);
+        assertThatThrownBy(store::verifySchema).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(prefix + "messages");
     }
 
     /** A store on the application's data source leaves it open on close. */

@@ -59,6 +59,7 @@ import org.bson.BsonBinary;
 import org.bson.BsonDocument;
 import org.bson.BsonNull;
 import org.bson.BsonValue;
+import org.bson.Document;
 import org.bson.conversions.Bson;
 
 /**
@@ -238,6 +239,33 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
      */
     public void ensureIndexes() {
         messages.createIndex(Indexes.ascending(BUCKET, SEQ), new IndexOptions().unique(true).name(MESSAGES_INDEX));
+    }
+
+    /**
+     * Checks that the messages collection has a unique index on {@code (bucket, seq)}, whatever its
+     * name, as {@link #ensureIndexes()} makes it. Without it every {@link #nextBatch} sorts a
+     * collection scan, and two writers could store one sequence number twice. The provider calls
+     * it when {@value MongoOutboxStoreProvider#CREATE_INDEXES} is off; a collection that does not
+     * exist yet has no index either.
+     *
+     * @throws OutboxMisconfigurationException naming the collection, the index it needs and how to
+     *     create it; rule R6 makes it fatal
+     * @throws MongoException on a database error, for example a missing privilege
+     */
+    public void verifyIndexes() {
+        for (Document index : messages.listIndexes()) {
+            Document key = index.get("key", Document.class);
+            if (key != null && List.copyOf(key.keySet()).equals(List.of(BUCKET, SEQ))
+                    && key.values().stream().allMatch(v -> v instanceof Number n && n.intValue() == 1)
+                    && Boolean.TRUE.equals(index.get("unique"))) {
+                return;
+            }
+        }
+        throw new OutboxMisconfigurationException("the outbox messages collection " + options.database() + "."
+                + options.messagesCollection() + " has no unique index on {" + BUCKET + ": 1, " + SEQ + ": 1}; create "
+                + "it (db.getCollection(\"" + options.messagesCollection() + "\").createIndex({" + BUCKET + ": 1, " + SEQ
+                + ": 1}, {unique: true, name: \"" + MESSAGES_INDEX + "\"}), or MongoOutboxStore.ensureIndexes()), or set "
+                + MongoOutboxStoreProvider.CREATE_INDEXES + "=true to have the store create it at start-up");
     }
 
     /**

@@ -30,7 +30,8 @@ import org.apache.kafka.common.config.ConfigException;
  *       <td>{@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}</td>
  *       <td>prefix of the four collection names</td></tr>
  *   <tr><td>{@value #CREATE_INDEXES}</td><td>boolean</td><td>true</td>
- *       <td>create the unique {@code (bucket, seq)} index on start, idempotently</td></tr>
+ *       <td>create the unique {@code (bucket, seq)} index on start, idempotently; when false,
+ *       check on start that it exists</td></tr>
  * </table>
  * Unknown keys are refused. Thread-safe.
  */
@@ -67,7 +68,8 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
                             + "<prefix>relays. At most 64 characters of [A-Za-z0-9_.-]; may be empty.")
             .define(CREATE_INDEXES, ConfigDef.Type.BOOLEAN, true, ConfigDef.Importance.LOW,
                     "Whether to create the unique (bucket, seq) index of the messages collection on start "
-                            + "(idempotent). Turn off when indexes are managed elsewhere.");
+                            + "(idempotent). Turn off when indexes are managed elsewhere: the store then checks that "
+                            + "the index exists and fails naming it if not.");
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public MongoOutboxStoreProvider() {
@@ -88,9 +90,10 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
      *
      * @param config the settings (see the class documentation); not null
      * @return a new store; close it to close its client
-     * @throws OutboxMisconfigurationException if a setting is unknown, missing or invalid; a bad
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or invalid (a bad
      *     connection string is reported without its value or the driver's message, which could
-     *     echo a password
+     *     echo a password), or, without {@value #CREATE_INDEXES}, the unique index on
+     *     {@code (bucket, seq)} is absent ({@link MongoOutboxStore#verifyIndexes()})
      * @throws com.mongodb.MongoException if the index cannot be created (the server is
      *     unreachable within the driver's server selection timeout, say)
      */
@@ -120,7 +123,11 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
                 .applyConnectionString(connectionString)
                 .build());
         try {
-            return MongoOutboxStore.createOwning(client, options);
+            MongoOutboxStore store = MongoOutboxStore.createOwning(client, options);
+            if (!options.createIndexes()) {
+                store.verifyIndexes();
+            }
+            return store;
         } catch (RuntimeException e) {
             client.close();
             throw e;

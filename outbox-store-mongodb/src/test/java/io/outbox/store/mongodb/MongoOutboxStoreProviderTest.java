@@ -11,6 +11,7 @@ import io.outbox.spi.OutboxStores;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.kafka.common.config.ConfigDef;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,9 @@ class MongoOutboxStoreProviderTest {
 
     @Test
     void aStoreFromTheProviderUsesTheSettingsAndClosesItsOwnClient() {
+        // The index, which a store without create.indexes requires, made by one with it.
+        ((MongoOutboxStore) open(Map.of("connection.string", connectionString, "database", "provided",
+                "collection.prefix", "app1_"))).close();
         MongoOutboxStore store = (MongoOutboxStore) open(Map.of("connection.string", connectionString,
                 "database", "provided", "collection.prefix", "app1_", "create.indexes", "false"));
         assertThat(store.options().database()).isEqualTo("provided");
@@ -56,6 +60,25 @@ class MongoOutboxStoreProviderTest {
         store.close();
         assertThatThrownBy(() -> store.bucketsWithPending(List.of(0))).as("its client is closed")
                 .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void R6_withoutCreateIndexesAnAbsentIndexIsRefusedNamingItAndTheSetting() {
+        String prefix = "ix" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
+        Map<String, String> settings = Map.of("connection.string", connectionString, "database", "provided",
+                "collection.prefix", prefix, "create.indexes", "false");
+        assertThatThrownBy(() -> open(settings))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("provided." + prefix + "messages")
+                .hasMessageContaining("unique index on {bucket: 1, seq: 1}")
+                .hasMessageContaining("create.indexes=true");
+        try (MongoOutboxStore created = (MongoOutboxStore) open(Map.of("connection.string", connectionString,
+                "database", "provided", "collection.prefix", prefix))) {
+            assertThat(created.options().createIndexes()).isTrue();
+        }
+        try (MongoOutboxStore verified = (MongoOutboxStore) open(settings)) {
+            assertThat(verified.bucketsWithPending(List.of(0))).isEmpty();
+        }
     }
 
     @Test
