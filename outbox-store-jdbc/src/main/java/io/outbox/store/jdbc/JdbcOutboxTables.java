@@ -8,8 +8,9 @@ import java.util.regex.Pattern;
  * identifiers, always quoted in the SQL the store sends, so configuration can never inject SQL.
  *
  * <ul>
- *   <li>{@code messages}: pending outbox messages, one row each, with an auto-increment id and an
- *       index on {@code (bucket, id)} named {@link #messagesIndex()}.</li>
+ *   <li>{@code messages}: pending outbox messages, one row each, with an auto-increment id,
+ *       ordered by an index on {@code (bucket, id)}: the primary key on PostgreSQL and
+ *       MySQL/MariaDB, an index named {@link #messagesIndex()} on H2.</li>
  *   <li>{@code leases}: one row per bucket: the owning relay and the lease expiry.</li>
  *   <li>{@code relays}: one row per relay: its last heartbeat.</li>
  * </ul>
@@ -110,12 +111,24 @@ public record JdbcOutboxTables(String schema, String messages, String leases, St
     }
 
     /**
-     * The name of the index on the messages table's {@code (bucket, id)}.
+     * The name of the index on the messages table's {@code (bucket, id)}: on PostgreSQL the
+     * primary key constraint, on H2 an index beside the {@code id} primary key. MySQL/MariaDB's
+     * primary key is {@code (bucket, id)} too, named {@code PRIMARY} as always there.
      *
      * @return {@code <messages>_bucket_id}
      */
     public String messagesIndex() {
         return messages + INDEX_SUFFIX;
+    }
+
+    /**
+     * MySQL/MariaDB only: the name of the index on the messages table's {@code id}, which
+     * {@code AUTO_INCREMENT} needs there since the primary key is {@code (bucket, id)}.
+     *
+     * @return {@code <messages>_id}
+     */
+    public String messagesIdIndex() {
+        return messages + "_id";
     }
 
     private static void requireIdentifier(String what, String name) {

@@ -21,8 +21,8 @@ CREATE TABLE IF NOT EXISTS `outbox_messages` (
     `headers` LONGBLOB NOT NULL,
     `kafka_partition` INT NULL,
     `created_at` BIGINT NOT NULL,
-    PRIMARY KEY (`id`),
-    KEY `outbox_messages_bucket_id` (`bucket`, `id`)
+    PRIMARY KEY (`bucket`, `id`),
+    KEY `outbox_messages_id` (`id`)
 ) ENGINE=InnoDB;
 
 CREATE TABLE IF NOT EXISTS `outbox_leases` (

@@ -48,8 +48,13 @@ class JdbcDialectTest {
     @Test
     void schemaQualifiedDdl() {
         JdbcOutboxTables tables = JdbcOutboxTables.withPrefix("x_").inSchema("app");
-        assertThat(JdbcDialect.POSTGRESQL.createStatements(tables).get(1))
-                .isEqualTo("CREATE INDEX IF NOT EXISTS \"x_messages_bucket_id\" ON \"app\".\"x_messages\" (\"bucket\", \"id\")");
+        assertThat(JdbcDialect.POSTGRESQL.createStatements(tables).get(0))
+                .startsWith("CREATE TABLE IF NOT EXISTS \"app\".\"x_messages\" (")
+                .contains("CONSTRAINT \"x_messages_bucket_id\" PRIMARY KEY (\"bucket\", \"id\")")
+                .doesNotContain("IDENTITY PRIMARY KEY");
+        assertThat(JdbcDialect.POSTGRESQL.createStatements(tables)).hasSize(3).noneMatch(s -> s.startsWith("CREATE INDEX"));
+        assertThat(JdbcDialect.MYSQL.createStatements(tables).get(0))
+                .contains("PRIMARY KEY (`bucket`, `id`)", "KEY `x_messages_id` (`id`)");
         assertThat(JdbcDialect.H2.createStatements(tables).get(1))
                 .startsWith("CREATE INDEX IF NOT EXISTS \"app\".\"x_messages_bucket_id\" ON \"app\".\"x_messages\"");
         assertThat(JdbcDialect.MYSQL.dropStatements(tables)).contains("DROP TABLE IF EXISTS `app`.`x_leases`");
