@@ -45,7 +45,8 @@ import javax.sql.DataSource;
  * <h2>Tables</h2>
  * Three tables named by {@link JdbcOutboxTables} (DDL per dialect in
  * {@link JdbcDialect#schemaResource()}): messages with an auto-increment {@code id} (the enqueue
- * order, S1) and an index on {@code (bucket, id)}; one lease row per bucket; one heartbeat row per
+ * order, S1) and a {@code (bucket, id)} key (the primary key on PostgreSQL and MySQL/MariaDB,
+ * an index on H2); one lease row per bucket; one heartbeat row per
  * relay. Every time is a {@code BIGINT} of epoch milliseconds from the injected {@link Clock}
  * (S11), never the database's {@code now()}.
  *
@@ -54,7 +55,8 @@ import javax.sql.DataSource;
  *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY bucket, id LIMIT ?}, read in
  *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
- *       {@value #DELETE_CHUNK} ids per statement.</li>
+ *       {@value #DELETE_CHUNK} ids per statement; on PostgreSQL one
+ *       {@code DELETE ... WHERE bucket = ? AND id = ANY (?)} with the ids as an array.</li>
  *   <li>{@link #bucketsWithPending}: one statement, a {@code LIMIT 1} index seek per bucket joined
  *       with {@code UNION ALL}.</li>
  *   <li>{@link #acquireBucketLeases} follows {@link LeasePlan}: an index seek for rows at or above
@@ -529,6 +531,14 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
             return;
         }
         run("deleting published messages of bucket " + bucket, false, (c, s) -> {
+            if (s.dialect == JdbcDialect.POSTGRESQL) {
+                try (PreparedStatement delete = c.prepareStatement(s.deleteMessagesInArray())) {
+                    delete.setInt(1, bucket);
+                    delete.setArray(2, c.createArrayOf("bigint", ids.toArray()));
+                    delete.executeUpdate();
+                }
+                return null;
+            }
             for (int from = 0; from < ids.size(); from += DELETE_CHUNK) {
                 List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + DELETE_CHUNK));
                 try (PreparedStatement delete = c.prepareStatement(s.deleteMessages(chunk.size()))) {

@@ -86,6 +86,16 @@ final class Sql {
                 + " = ? AND " + expiresAt + " > ? AND " + q("bucket") + " IN (" + placeholders(bucketCount) + ")";
     }
 
+    /**
+     * PostgreSQL: deletes rows of one bucket by id; parameters: bucket, then the ids as one
+     * {@code bigint[]}. With an array the generic plan of the prepared statement seeks
+     * {@code (bucket, id)} in the primary key; with a list of parameters it seeks the bucket and
+     * filters all its rows.
+     */
+    String deleteMessagesInArray() {
+        return "DELETE FROM " + messages + " WHERE " + q("bucket") + " = ? AND " + q("id") + " = ANY (?)";
+    }
+
     /** Deletes rows of one bucket by id; parameters: bucket, then the ids. */
     String deleteMessages(int idCount) {
         return "DELETE FROM " + messages + " WHERE " + q("bucket") + " = ? AND " + q("id") + " IN ("

@@ -68,10 +68,33 @@ class PostgresRealServerJdbcTest extends JdbcDatabaseTestBase {
             }
             assertThat(plan.toString()).as("plan").contains("Index Scan using " + tables.messagesIndex())
                     .doesNotContain("Filter:", "Sort");
+            assertThat(genericDeletePlan(pool, tables)).as("the delete's generic plan")
+                    .containsPattern("Index Cond: \\(\\(bucket = \\$1\\) AND \\(id = ANY \\(\\$2\\)\\)\\)")
+                    .doesNotContain("Filter:");
             assertThat(store.nextBatch(3, 5)).extracting(OutboxMessage::messageId).containsExactlyElementsOf(
                     IntStream.range(2_000, 2_005).mapToObj(i -> messages.get(8 * i + 3).messageId()).toList());
         } finally {
             database().dropTables(prefix);
         }
+    }
+
+    /** R2 in the time of a batch: the plan a prepared delete settles on seeks (bucket, id). */
+    private static String genericDeletePlan(HikariDataSource pool, JdbcOutboxTables tables) throws SQLException {
+        String delete = new Sql(JdbcDialect.POSTGRESQL, tables).deleteMessagesInArray()
+                .replaceFirst("\\?", "\\$1").replaceFirst("\\?", "\\$2");
+        StringBuilder plan = new StringBuilder();
+        try (Connection c = pool.getConnection(); Statement sql = c.createStatement()) {
+            sql.execute("SET plan_cache_mode = force_generic_plan");
+            sql.execute("PREPARE outbox_delete (integer, bigint[]) AS " + delete);
+            try (ResultSet row = sql.executeQuery("EXPLAIN EXECUTE outbox_delete (3, '{16003,16011}')")) {
+                while (row.next()) {
+                    plan.append(row.getString(1)).append('\n');
+                }
+            } finally {
+                sql.execute("DEALLOCATE outbox_delete");
+                sql.execute("RESET plan_cache_mode");
+            }
+        }
+        return plan.toString();
     }
 }
