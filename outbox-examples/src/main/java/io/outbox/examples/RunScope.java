@@ -158,8 +158,10 @@ final class RunScope implements AutoCloseable {
         List<String> done = new ArrayList<>();
         try {
             if (keep) {
-                String kept = "kept (--keep): " + (topicNames.isEmpty() ? "" : "topic(s) "
-                        + String.join(", ", topicNames) + "; ") + String.join(", ", database.objectNames());
+                String kept = "kept (--keep): " + (topicNames.isEmpty() || kafka.embedded() ? "" : "topic(s) "
+                        + String.join(", ", topicNames) + "; ") + String.join(", ", database.objectNames())
+                        + (topicNames.isEmpty() || !kafka.embedded() ? "" : "; the topic(s) "
+                        + String.join(", ", topicNames) + " end with the embedded broker");
                 if (!quiet) {
                     log.println(kept);
                 }

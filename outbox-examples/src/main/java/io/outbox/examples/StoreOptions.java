@@ -4,6 +4,8 @@ import com.mongodb.ConnectionString;
 import io.outbox.relay.standalone.Redactor;
 import io.outbox.store.jdbc.JdbcDialect;
 import java.net.URI;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -19,8 +21,11 @@ import picocli.CommandLine.ParameterException;
 /** Which store the orders and the outbox live in, and how to reach it: the options both commands share. */
 final class StoreOptions {
 
-    /** The JDBC URL prefixes the demo runs on: those whose SQL dialect the JDBC store knows. */
-    static final List<String> JDBC_URL_PREFIXES = List.of("jdbc:h2:", "jdbc:postgresql:", "jdbc:mariadb:", "jdbc:mysql:");
+    /**
+     * The JDBC URL prefixes the demo runs on: those whose SQL dialect the JDBC store knows and
+     * whose driver the demo bundles (MariaDB Connector/J talks to MySQL too, as jdbc:mariadb:).
+     */
+    static final List<String> JDBC_URL_PREFIXES = List.of("jdbc:h2:", "jdbc:postgresql:", "jdbc:mariadb:");
 
     @Option(names = "--store", paramLabel = "STORE", converter = StoreKind.Converter.class,
             completionCandidates = StoreKind.Names.class,
@@ -29,8 +34,8 @@ final class StoreOptions {
     StoreKind store;
 
     @Option(names = "--jdbc-url", paramLabel = "URL",
-            description = "JDBC URL of PostgreSQL, MySQL/MariaDB or H2, starting with jdbc:h2:, jdbc:postgresql:, "
-                    + "jdbc:mariadb: or jdbc:mysql:, e.g. jdbc:postgresql://127.0.0.1:5432/test. "
+            description = "JDBC URL of PostgreSQL, MariaDB/MySQL or H2, starting with jdbc:h2:, jdbc:postgresql: "
+                    + "or jdbc:mariadb: (for MySQL too), e.g. jdbc:postgresql://127.0.0.1:5432/test. "
                     + "Default: an in-memory H2 database in this process.")
     String jdbcUrl;
 
@@ -114,12 +119,18 @@ final class StoreOptions {
         if (jdbcUrl == null) {
             return;
         }
+        boolean supported;
         try {
             JdbcDialect.forUrl(jdbcUrl);
-        } catch (IllegalArgumentException e) {
+            DriverManager.getDriver(jdbcUrl);
+            supported = true;
+        } catch (IllegalArgumentException | SQLException noDialectOrDriver) {
+            supported = false;
+        }
+        if (!supported) {
             throw new ParameterException(commandLine, "--jdbc-url '" + redactor().redact(jdbcUrl)
                     + "' is not supported: the demo runs on JDBC URLs starting with "
-                    + String.join(", ", JDBC_URL_PREFIXES));
+                    + String.join(", ", JDBC_URL_PREFIXES) + " (for MySQL, use jdbc:mariadb:)");
         }
     }
 
