@@ -229,7 +229,8 @@ final class RelayEngine {
             awaitTasks(); // R9: a graceful stop lets the started tasks finish
             if (failure != null) {
                 RuntimeException last = fatalOrTake();
-                LOG.warn("store call failed while stopping relayId={} error={}", relayId, last.toString());
+                LOG.warn("store call failed while stopping relayId={} error={}", relayId,
+                        LogText.oneLine(last.toString()));
             }
         } catch (InterruptedException e) {
             LOG.debug("relay thread interrupted relayId={}", relayId);
@@ -529,7 +530,7 @@ final class RelayEngine {
             LOG.warn("publish failed; retrying from the first unacknowledged message relayId={} bucket={} count={} "
                     + "acknowledged={} messageId={} failures={} backoff.ms={} error={}", relayId, bucket,
                     task.batch.size(), acknowledged, task.batch.get(acknowledged).messageId(), failures, delay,
-                    String.valueOf(result.firstError()));
+                    LogText.oneLine(String.valueOf(result.firstError())));
             listener.onPublishFailed(bucket, acknowledged, result.firstError());
             if (result.firstError() instanceof OutboxMisconfigurationException fatal) {
                 throw fatal; // R6: from the publisher too
@@ -589,7 +590,7 @@ final class RelayEngine {
                     storeFailures, delay, e);
         } else {
             LOG.warn("store call failed; dropping leases and retrying relayId={} failures={} backoff.ms={} error={}",
-                    relayId, storeFailures, delay, e.toString());
+                    relayId, storeFailures, delay, LogText.oneLine(e.toString()));
         }
         listener.onStoreError(e);
         leases.clear();
@@ -632,7 +633,7 @@ final class RelayEngine {
         } catch (RuntimeException e) {
             renewRetryAt = clock.millis() + options.errorBackoff().toMillis();
             LOG.warn("lease renewal failed; leases age out unless a later renewal succeeds relayId={} error={}",
-                    relayId, e.toString());
+                    relayId, LogText.oneLine(e.toString()));
         }
     }
 
@@ -651,7 +652,7 @@ final class RelayEngine {
                     LOG.info("released bucket leases relayId={}", relayId);
                 } catch (RuntimeException e) {
                     LOG.warn("could not release bucket leases; they expire instead relayId={} error={}", relayId,
-                            e.toString());
+                            LogText.oneLine(e.toString()));
                 }
             }
         }
@@ -661,7 +662,8 @@ final class RelayEngine {
             LOG.info("relay stopped relayId={}", relayId);
         } else if (fatal instanceof OutboxMisconfigurationException) {
             // R6: the message says what to fix; a stack trace would only bury it.
-            LOG.error("relay stopped on a misconfiguration relayId={} error={}", relayId, fatal.getMessage());
+            LOG.error("relay stopped on a misconfiguration relayId={} error={}", relayId,
+                    LogText.oneLine(fatal.getMessage()));
         } else {
             LOG.error("relay stopped on a fatal error relayId={} error={}", relayId, fatal.toString(), fatal);
         }

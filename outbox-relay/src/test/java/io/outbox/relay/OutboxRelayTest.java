@@ -12,6 +12,9 @@ import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.InMemoryOutboxStore;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -276,6 +279,31 @@ class OutboxRelayTest {
         assertThat(relay.isRunning()).isFalse();
         assertThat(events.terminations).singleElement().isInstanceOf(OutboxMisconfigurationException.class);
         assertThat(publisher.calls()).isEmpty();
+    }
+
+    @Test
+    void r6_aMisconfigurationWhoseMessageSpansLinesIsLoggedAsOneErrorLine() throws Exception {
+        enqueue(1, 1);
+        String message = "relation \"outbox_messages\" does not exist\n  Position: 23;\r\n recreate the tables";
+        publisher.answer(batch -> PublishResult.failure(0, new OutboxMisconfigurationException(message)));
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes
+        try {
+            OutboxRelay relay = start(options().build());
+            assertThatThrownBy(() -> relay.termination().get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .cause().isInstanceOf(OutboxMisconfigurationException.class);
+        } finally {
+            System.setErr(originalErr);
+        }
+        String text = log.toString(StandardCharsets.UTF_8);
+        originalErr.print(text);
+        assertThat(text.lines().filter(line -> line.contains(" ERROR "))).singleElement().asString()
+                .contains("relay stopped on a misconfiguration", "relation \"outbox_messages\" does not exist "
+                        + "Position: 23; recreate the tables");
+        assertThat(text.lines().filter(line -> line.contains("publish failed"))).singleElement().asString()
+                .contains("does not exist Position: 23; recreate the tables");
+        assertThat(text).doesNotContain("\n  Position", "\tat ");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.outbox.relay.standalone;
 
+import io.outbox.relay.LogText;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStoreProvider;
@@ -133,7 +134,7 @@ final class RelayCommand implements Callable<Integer> {
     }
 
     private int invalid(Redactor redactor, OutboxMisconfigurationException e) {
-        err.println("outbox-relay: invalid configuration: " + redactor.redact(e.getMessage()));
+        err.println("outbox-relay: invalid configuration: " + LogText.oneLine(redactor.redact(e.getMessage())));
         err.println("outbox-relay: --help lists every setting; exiting with code "
                 + StandaloneRelay.EXIT_MISCONFIGURATION);
         err.flush();

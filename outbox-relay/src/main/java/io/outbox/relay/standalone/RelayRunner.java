@@ -1,6 +1,7 @@
 package io.outbox.relay.standalone;
 
 import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.LogText;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxMisconfigurationException;
@@ -182,7 +183,7 @@ final class RelayRunner {
 
     private int fatal(String what, OutboxMisconfigurationException e) {
         LOG.error("{}; exiting with code {}: {}", what, StandaloneRelay.EXIT_MISCONFIGURATION,
-                redactor.redact(e.getMessage()));
+                LogText.oneLine(redactor.redact(e.getMessage())));
         return StandaloneRelay.EXIT_MISCONFIGURATION;
     }
 
@@ -215,6 +216,6 @@ final class RelayRunner {
             text.append("; caused by ").append(cause);
             cause = cause.getCause();
         }
-        return text.toString();
+        return LogText.oneLine(text.toString());
     }
 }

@@ -1,6 +1,7 @@
 package io.outbox.relay.standalone;
 
 import com.google.auto.service.AutoService;
+import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStoreProvider;
@@ -15,7 +16,8 @@ import org.apache.kafka.common.config.ConfigDef;
  * A store provider for the standalone relay's tests, named {@value #NAME}: it returns the
  * in-memory store registered under {@code name}, after failing the first {@code failures} calls
  * for that name with an error whose message holds the {@code password} (as a driver's message
- * may), and it declares a password setting.
+ * may), and it declares a password setting; with {@code misconfiguration} set, every call fails
+ * with a misconfiguration of that message.
  */
 @AutoService(OutboxStoreProvider.class)
 public final class ScriptedStoreProvider implements OutboxStoreProvider {
@@ -28,6 +30,9 @@ public final class ScriptedStoreProvider implements OutboxStoreProvider {
                     "The name of the registered in-memory store to return.")
             .define("failures", ConfigDef.Type.INT, 0, ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
                     "How many calls fail before one succeeds.")
+            .define("misconfiguration", ConfigDef.Type.STRING, "", ConfigDef.Importance.LOW,
+                    "When not empty, every call fails with an OutboxMisconfigurationException of this message, "
+                            + "'|' standing for a line break.")
             .define("password", ConfigDef.Type.PASSWORD, "default-secret", ConfigDef.Importance.LOW,
                     "A secret, shown in the failures' messages.");
 
@@ -63,6 +68,10 @@ public final class ScriptedStoreProvider implements OutboxStoreProvider {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String name = parsed.getString("name");
         int call = CALLS.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
+        String misconfiguration = parsed.getString("misconfiguration");
+        if (!misconfiguration.isEmpty()) {
+            throw new OutboxMisconfigurationException(misconfiguration.replace("|", "\n"));
+        }
         if (call <= parsed.getInt("failures")) {
             String password = parsed.getPassword("password").value();
             throw new IllegalStateException("cannot connect to jdbc:test://app:" + password + "@db/x (password "

@@ -169,6 +169,29 @@ class StandaloneRelayRunTest {
     }
 
     @Test
+    void r6_aMisconfigurationAtStartWhoseMessageSpansLinesIsOneErrorLine() throws Exception {
+        Map<String, String> env = environment("multiline-" + UUID.randomUUID(), "multiline-relay", 2);
+        env.put("OUTBOX_STORE", ScriptedStoreProvider.NAME);
+        env.put("OUTBOX_STORE_MISCONFIGURATION", "relation does not exist|  Position: 23; set failures=0");
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream originalErr = System.err;
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes
+        int code;
+        try {
+            code = new Run(env).exitCode.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        } finally {
+            System.setErr(originalErr);
+        }
+        String text = log.toString(StandardCharsets.UTF_8);
+        originalErr.print(text);
+        assertThat(code).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        List<String> errors = text.lines().filter(line -> line.contains(" ERROR ")).toList();
+        assertThat(errors).as("the misconfiguration is logged once, in one line").hasSize(1);
+        assertThat(errors.get(0)).contains("invalid store configuration; exiting with code 3: "
+                + "relation does not exist Position: 23; set store.failures=0");
+    }
+
+    @Test
     void r7_aStoreThatCannotBeOpenedIsRetriedWithItsSecretsHiddenFromTheLog() throws Exception {
         String name = "flaky-" + UUID.randomUUID();
         InMemoryOutboxStoreProvider.register(name, new InMemoryOutboxStore());
