@@ -298,8 +298,13 @@ class StandaloneRelayJarIT {
 
         assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
         assertThat(relay.err()).contains("relay stopped on a misconfiguration", "does not exist",
-                prefix + "messages", "create.schema=true", "exitCode=3");
+                prefix + "messages", "dropped or renamed while the store was in use?",
+                "recreate the tables with the DDL of JdbcDialect.POSTGRESQL.schemaScript(tables)", "exitCode=3");
+        assertThat(relay.err()).as("create.schema does not bring back tables dropped while running")
+                .doesNotContain("create.schema");
         assertOneErrorLineWithoutStackTrace(relay.err());
+        assertThat(relay.err().lines().filter(line -> line.contains(" ERROR ")).findFirst().orElseThrow())
+                .as("the driver's message, which spans lines, is in the one ERROR line").contains("Position: ");
     }
 
     @Test

@@ -212,9 +212,21 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
      * from several processes at once, changes nothing (a statement that loses a creation race
      * is tried once more). The schema, if one is configured, must exist.
      *
-     * @throws JdbcOutboxException if a statement fails (no privilege, missing schema, ...)
+     * @throws OutboxMisconfigurationException if the configured schema does not exist
+     * @throws JdbcOutboxException if a statement fails otherwise (no privilege, ...)
      */
     public void createSchema() {
+        try {
+            createTables();
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException("creating the outbox tables failed: "
+                    + oneLine(e.getCause() == null ? e.getMessage() : e.getCause().getMessage())
+                    + (tables.schema() == null ? "" : "; schema " + tables.schema() + " has to exist: creating the "
+                    + "tables does not create it"), e.getCause() == null ? e : e.getCause());
+        }
+    }
+
+    private void createTables() {
         run("creating the outbox tables", false, (c, s) -> {
             for (String ddl : s.dialect.createStatements(tables)) {
                 try (var statement = c.createStatement()) {
@@ -260,7 +272,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                     if (isMissingColumn(e)) {
                         throw new OutboxMisconfigurationException("outbox table " + table.getKey()
                                 + " lacks a column the store needs (it has to have " + table.getValue() + "): "
-                                + e.getMessage() + ". It was made by something else than this store's DDL "
+                                + oneLine(e.getMessage()) + ". It was made by something else than this store's DDL "
                                 + "(JdbcDialect.createStatements); recreate it, or use another "
                                 + JdbcOutboxStoreProvider.TABLE_PREFIX, e);
                     }
@@ -640,11 +652,17 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                 }
             } catch (SQLException e) {
                 if (isMissingSchemaObject(e)) {
-                    // Tables dropped or never created: retrying cannot help (R6).
+                    // Tables dropped or renamed after the start-up check: retrying cannot help (R6).
+                    JdbcDialect dialect = sql != null ? sql.dialect : null;
                     throw new OutboxMisconfigurationException(what + " failed: an outbox table, column or schema "
                             + "does not exist (outbox tables " + tables.messages() + ", " + tables.leases() + ", "
                             + tables.relays() + (tables.schema() == null ? "" : " in schema " + tables.schema())
-                            + "): " + e.getMessage() + "; " + HOW_TO_CREATE, e);
+                            + "; dropped or renamed while the store was in use?): " + oneLine(e.getMessage())
+                            + ". A relay stops on this; recreate the tables with the DDL of JdbcDialect."
+                            + (dialect == null ? "<DIALECT>" : dialect.name()) + ".schemaScript(tables) (for the "
+                            + "default table names also shipped as "
+                            + (dialect == null ? "io/outbox/store/jdbc/schema-<dialect>.sql" : dialect.schemaResource())
+                            + "), then restart the relay", e);
                 }
                 if (!retryLockConflicts || attempt >= ATTEMPTS || !isLockConflict(e)) {
                     throw new JdbcOutboxException(what + " failed (outbox tables " + tables.messages() + ", "
@@ -652,6 +670,11 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
                 }
             }
         }
+    }
+
+    /** A driver's message on one line: PostgreSQL's, for one, adds lines such as "  Position: 23". */
+    private static String oneLine(String message) {
+        return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     private Sql sql(Connection c) throws SQLException {

@@ -367,7 +367,13 @@ abstract class JdbcDatabaseTestBase {
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("does not exist")
                 .hasMessageContaining(prefix + "messages")
-                .hasMessageContaining("create.schema=true");
+                .hasMessageContaining("dropped or renamed while the store was in use?")
+                .hasMessageContaining("A relay stops on this; recreate the tables with the DDL of JdbcDialect."
+                        + store.dialect().name() + ".schemaScript(tables)")
+                .hasMessageContaining(store.dialect().schemaResource())
+                .hasMessageNotContaining("create.schema")
+                .satisfies(e -> assertThat(e.getMessage()).as("one line, even with the driver's message in it")
+                        .doesNotContain("\n", "\r"));
         assertThatThrownBy(() -> store.bucketsWithPending(List.of(0, 1)))
                 .isInstanceOf(OutboxMisconfigurationException.class);
         assertThatThrownBy(() -> store.nextBatch(0, 10)).isInstanceOf(OutboxMisconfigurationException.class);
