@@ -308,6 +308,19 @@ class StandaloneRelayJarIT {
     }
 
     @Test
+    void r6_aJdbcMysqlUrlFailsTheCheckWithExitCodeThreeNamingTheSchemeAndTheFix() throws Exception {
+        String url = "jdbc:mysql://relay:" + URL_SECRET + "@db.invalid:3306/app";
+        RelayProcess check = start(environment("mysql-" + prefix), "-c", configFile("store.url=" + url).toString(),
+                "--check");
+
+        assertThat(check.exitCode()).as("stderr:\n%s", check.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("store.url", "no JDBC driver on the class path accepts a jdbc:mysql: URL",
+                "use jdbc:mariadb: (MariaDB Connector/J, bundled in the relay jar, talks to MySQL)")
+                .doesNotContain("db.invalid");
+        assertThat(check.out()).doesNotContain("configuration is valid");
+    }
+
+    @Test
     void aMissingRequiredStoreSettingExitsWithCodeThreeNamingIt() throws Exception {
         Path file = configFile();
         List<String> withoutUrl = Files.readAllLines(file).stream().filter(l -> !l.startsWith("store.url=")).toList();

@@ -7,6 +7,8 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStoreProvider;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.config.ConfigDef;
@@ -17,7 +19,8 @@ import org.apache.kafka.common.config.types.Password;
  * Provider of {@link JdbcOutboxStore} under the name {@value #NAME}, for
  * {@code OutboxStores.open("jdbc", settings)}. The store it creates runs on the system UTC clock
  * and owns a HikariCP pool (auto-commit, {@code READ COMMITTED}), which
- * {@link JdbcOutboxStore#close()} closes. The JDBC driver must be on the class path. Settings:
+ * {@link JdbcOutboxStore#close()} closes. A JDBC driver on the class path must accept the URL,
+ * which is checked, without connecting, with the other settings. Settings:
  *
  * <table>
  *   <caption>Settings</caption>
@@ -80,9 +83,11 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private static final ConfigDef CONFIG = new ConfigDef()
-            .define(URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
+            .define(URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new DriverAcceptsUrl(),
                     ConfigDef.Importance.HIGH, "The JDBC URL of the database, for example "
-                            + "jdbc:postgresql://db:5432/app, jdbc:mariadb://db:3306/app or jdbc:h2:./outbox.")
+                            + "jdbc:postgresql://db:5432/app, jdbc:mariadb://db:3306/app or jdbc:h2:./outbox; a JDBC "
+                            + "driver on the class path must accept it. For MySQL use jdbc:mariadb: (MariaDB "
+                            + "Connector/J talks to MySQL), or add MySQL Connector/J to the class path.")
             .define(USER, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH, "The database user.")
             .define(PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.HIGH,
                     "The database password; never logged.")
@@ -128,8 +133,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      *
      * @param config the settings listed in the class documentation; not null
      * @return a new store; close it to close its pool
-     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, the
-     *     dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
+     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
      *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
      * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
      *     tables cannot be created
@@ -179,6 +184,49 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
             throw e;
         }
         return store;
+    }
+
+    /**
+     * Validates {@value #URL} without connecting: not empty, and accepted by a JDBC driver on the
+     * class path ({@link DriverManager#getDriver(String)}), so that a URL no driver takes fails
+     * at start-up and in a configuration check instead of on every connection attempt. Its
+     * messages name the URL's scheme, never the URL, which may hold a password.
+     */
+    private static final class DriverAcceptsUrl implements ConfigDef.Validator {
+
+        private static final ConfigDef.Validator NON_EMPTY = new ConfigDef.NonEmptyString();
+
+        @Override
+        public void ensureValid(String name, Object value) {
+            NON_EMPTY.ensureValid(name, value);
+            String url = (String) value;
+            try {
+                DriverManager.getDriver(url);
+            } catch (SQLException e) {
+                boolean mysql = url.regionMatches(true, 0, "jdbc:mysql:", 0, 11);
+                throw new ConfigException("Invalid value for configuration " + name + ": no JDBC driver on the "
+                        + "class path accepts " + scheme(url) + (mysql ? "" : "; add the database's JDBC driver to "
+                        + "the class path") + "; for MySQL use jdbc:mariadb: (MariaDB Connector/J, bundled in the "
+                        + "relay jar, talks to MySQL) or add MySQL Connector/J to the class path");
+            }
+        }
+
+        /** What the URL starts with, up to its second ':' ({@code jdbc:mysql:}), without host or credentials. */
+        private static String scheme(String url) {
+            int colon = url.indexOf(':');
+            int second = colon < 0 ? -1 : url.indexOf(':', colon + 1);
+            if (!url.regionMatches(true, 0, "jdbc:", 0, 5) || second < 0) {
+                return "it (a JDBC URL starts with jdbc:<driver>:)";
+            }
+            String scheme = url.substring(0, second + 1);
+            return scheme.chars().allMatch(c -> Character.isLetterOrDigit(c) || c == ':' || c == '-' || c == '.')
+                    ? "a " + scheme + " URL" : "it";
+        }
+
+        @Override
+        public String toString() {
+            return "a JDBC URL a driver on the class path accepts";
+        }
     }
 
     private static void validateSchema(String name, Object value) {

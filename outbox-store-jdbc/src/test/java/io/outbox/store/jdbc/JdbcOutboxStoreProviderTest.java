@@ -7,13 +7,20 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStores;
 import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.DriverManager;
+import java.sql.DriverPropertyInfo;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
+import java.util.logging.Logger;
 import org.apache.kafka.common.config.ConfigDef;
 import org.junit.jupiter.api.Test;
 
@@ -46,7 +53,86 @@ class JdbcOutboxStoreProviderTest {
         assertRefused(settings("dialect", "oracle"), "dialect");
         assertRefused(settings("pool.size", "0"), "pool.size");
         assertRefused(settings("max.payload.bytes", "-1"), "max.payload.bytes");
-        assertRefused(settings("url", "jdbc:oracle:thin:@db:1521/app"), "dialect", "jdbc:oracle");
+        assertRefused(settings("url", "jdbc:oracle:thin:@db:1521/app"), "url", "no JDBC driver",
+                "a jdbc:oracle: URL");
+    }
+
+    @Test
+    void aUrlThatADriverAcceptsButWhoseDialectCannotBeToldNeedsTheDialectSetting() throws SQLException {
+        Driver anyUrl = new AcceptingDriver("jdbc:oracle:");
+        DriverManager.registerDriver(anyUrl);
+        try {
+            assertRefused(settings("url", "jdbc:oracle:thin:@db:1521/app"), "dialect", "jdbc:oracle");
+        } finally {
+            DriverManager.deregisterDriver(anyUrl);
+        }
+    }
+
+    @Test
+    void R6_aUrlNoDriverOnTheClassPathAcceptsIsRefusedNamingItsSchemeNotTheUrl() {
+        String mysql = "jdbc:mysql://db:3306/app?user=app&password=pw-4711";
+        assertRefused(settings("url", mysql), "url", "no JDBC driver on the class path accepts a jdbc:mysql: URL",
+                "for MySQL use jdbc:mariadb: (MariaDB Connector/J, bundled in the relay jar, talks to MySQL) or add "
+                        + "MySQL Connector/J to the class path");
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", mysql)))
+                .hasMessageNotContaining("pw-4711").hasMessageNotContaining("db:3306");
+        assertRefused(settings("url", "nosuch"), "url", "no JDBC driver on the class path accepts it",
+                "add the database's JDBC driver to the class path");
+        assertRefused(settings("url", "jdbc:nosuch://u:pw-4711@h/x"), "a jdbc:nosuch: URL");
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", "jdbc:nosuch://u:pw-4711@h/x")))
+                .hasMessageNotContaining("pw-4711");
+    }
+
+    @Test
+    void theDriverCheckIsPartOfTheSettingsDefinitionSoACheckWithoutConnectingRunsIt() {
+        ConfigDef definition = new JdbcOutboxStoreProvider().configDef();
+        assertThatThrownBy(() -> OutboxStoreConfig.parse("jdbc", definition, Map.of("url", "jdbc:mysql://db/app")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("jdbc:mariadb:");
+        assertThat(OutboxStoreConfig.parse("jdbc", definition,
+                Map.of("url", "jdbc:mysql://nowhere.invalid:3306/app?permitMysqlScheme")).getString("url"))
+                .as("MariaDB Connector/J takes jdbc:mysql: with permitMysqlScheme; nothing connects")
+                .startsWith("jdbc:mysql:");
+        assertThat(OutboxStoreConfig.parse("jdbc", definition, Map.of("url", "jdbc:mariadb://nowhere.invalid/app"))
+                .getString("url")).startsWith("jdbc:mariadb:");
+    }
+
+    /** A driver that accepts the URLs with a prefix and connects to nothing. */
+    private record AcceptingDriver(String prefix) implements Driver {
+
+        @Override
+        public Connection connect(String url, Properties info) throws SQLException {
+            throw new SQLException("no connection in this test");
+        }
+
+        @Override
+        public boolean acceptsURL(String url) {
+            return url.startsWith(prefix);
+        }
+
+        @Override
+        public DriverPropertyInfo[] getPropertyInfo(String url, Properties info) {
+            return new DriverPropertyInfo[0];
+        }
+
+        @Override
+        public int getMajorVersion() {
+            return 1;
+        }
+
+        @Override
+        public int getMinorVersion() {
+            return 0;
+        }
+
+        @Override
+        public boolean jdbcCompliant() {
+            return false;
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
     }
 
     @Test
