@@ -193,19 +193,19 @@ public final class RelayOptions {
         this.closeTimeout = requireDuration(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout, 0);
         this.storeConcurrency = requireRange(STORE_CONCURRENCY_CONFIG, b.storeConcurrency, 1, MAX_STORE_CONCURRENCY);
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
-            throw invalid(LEASE_RENEW_INTERVAL_MS_CONFIG, leaseRenewInterval.toMillis(),
-                    "must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
+            throw crossField(LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
+                    + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
         }
         if (maxErrorBackoff.toMillis() < errorBackoff.toMillis()) {
-            throw invalid(ERROR_BACKOFF_MAX_MS_CONFIG, maxErrorBackoff.toMillis(),
-                    "must be at least " + ERROR_BACKOFF_MS_CONFIG + " (" + errorBackoff.toMillis() + ")");
+            throw crossField(ERROR_BACKOFF_MAX_MS_CONFIG + " (" + maxErrorBackoff.toMillis() + ") must be at least "
+                    + ERROR_BACKOFF_MS_CONFIG + " (" + errorBackoff.toMillis() + ")");
         }
         if (maxPublishDuration != null
                 && maxPublishDuration.toMillis() + leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
-            throw invalid(MAX_PUBLISH_DURATION_MS_CONFIG, maxPublishDuration.toMillis(),
-                    "plus " + LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
-                            + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis()
-                            + "), so a publish that starts on a fresh lease ends before the lease does");
+            throw crossField(MAX_PUBLISH_DURATION_MS_CONFIG + " (" + maxPublishDuration.toMillis() + ") plus "
+                    + LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis() + ") must be less than "
+                    + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + "), so that a publish that starts "
+                    + "on a fresh lease ends before the lease does");
         }
     }
 
@@ -514,6 +514,14 @@ public final class RelayOptions {
 
     private static OutboxMisconfigurationException invalid(String key, Object value, String rule) {
         return new OutboxMisconfigurationException("relay option " + key + " " + rule + " but was " + value);
+    }
+
+    /**
+     * A rule between options, stated with each option's value beside its key, for example
+     * {@code lease.renew.interval.ms (10000) must be less than lease.duration.ms (5000)}.
+     */
+    private static OutboxMisconfigurationException crossField(String rule) {
+        return new OutboxMisconfigurationException("relay options: " + rule);
     }
 
     /**

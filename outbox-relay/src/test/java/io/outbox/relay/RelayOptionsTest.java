@@ -49,15 +49,15 @@ class RelayOptionsTest {
                 bad(b -> b.pollInterval(null), "relay option poll.interval.ms must not be null but was null"),
                 bad(b -> b.leaseDuration(Duration.ofDays(2)), "relay option lease.duration.ms must be in [2, 86400000] ms but was PT48H"),
                 bad(b -> b.leaseRenewInterval(Duration.ofSeconds(30)),
-                        "relay option lease.renew.interval.ms must be less than lease.duration.ms (30000) but was 30000"),
+                        "relay options: lease.renew.interval.ms (30000) must be less than lease.duration.ms (30000)"),
                 bad(b -> b.errorBackoff(Duration.ofMillis(-5)), "relay option error.backoff.ms must be in [1, 86400000] ms but was -5 ms"),
                 bad(b -> b.maxErrorBackoff(Duration.ofMillis(500)),
-                        "relay option error.backoff.max.ms must be at least error.backoff.ms (1000) but was 500"),
+                        "relay options: error.backoff.max.ms (500) must be at least error.backoff.ms (1000)"),
                 bad(b -> b.messageIdHeader(" "), "relay option message.id.header must not be blank but was ' '"),
                 bad(b -> b.maxPublishDuration(Duration.ofSeconds(20)),
-                        "relay option max.publish.duration.ms plus lease.renew.interval.ms (10000) must be less than "
-                                + "lease.duration.ms (30000), so a publish that starts on a fresh lease ends before the "
-                                + "lease does but was 20000"),
+                        "relay options: max.publish.duration.ms (20000) plus lease.renew.interval.ms (10000) must be less "
+                                + "than lease.duration.ms (30000), so that a publish that starts on a fresh lease ends "
+                                + "before the lease does"),
                 bad(b -> b.closeTimeout(Duration.ofMillis(-1)), "relay option close.timeout.ms must be in [0, 86400000] ms but was -1 ms"),
                 bad(b -> b.storeConcurrency(0), "relay option store.concurrency must be in [1, 256] but was 0"),
                 bad(b -> b.storeConcurrency(-1), "relay option store.concurrency must be in [1, 256] but was -1"),

@@ -338,8 +338,8 @@ final class RelayConfiguration {
 
     /**
      * A store's message with its setting names as the user writes them: {@code create.schema}
-     * becomes {@code store.create.schema}, followed by the environment variable when the setting
-     * came from one.
+     * becomes {@code store.create.schema}; the message ends naming the environment variable of
+     * each named setting that came from one.
      *
      * @param message a message of the store's provider; not null
      * @return the message with the names rewritten
@@ -353,11 +353,13 @@ final class RelayConfiguration {
 
     /**
      * A message with each name of a group of settings (as the validator knows it) replaced by the
-     * key the user writes, and the environment variable it came from, if it did: relay option
-     * {@code bucket.count} becomes
-     * {@code relay.bucket.count (environment variable OUTBOX_RELAY_BUCKET_COUNT)}. A name with a
-     * dot is replaced wherever it stands as a whole word; one without (such as {@code url}, also
-     * an English word) only as {@code configuration url}, {@code url=} or in a list
+     * key the user writes: relay option {@code bucket.count} becomes {@code relay.bucket.count}.
+     * For each named setting that came from an environment variable, the message ends with
+     * {@code ; relay.bucket.count came from environment variable OUTBOX_RELAY_BUCKET_COUNT}: at
+     * the end, not after the name, where it would split a name from its value
+     * ({@code relay.lease.duration.ms (5000)}) or from its {@code =}. A name with a dot is
+     * replaced wherever it stands as a whole word; one without (such as {@code url}, also an
+     * English word) only as {@code configuration url}, {@code url=} or in a list
      * ({@code [url, user]}).
      *
      * @param message the message; not null
@@ -379,14 +381,20 @@ final class RelayConfiguration {
         }
         Matcher matcher = Pattern.compile("(?<![\\w.-])(?:" + String.join("|", alternatives) + ")").matcher(message);
         StringBuilder text = new StringBuilder();
+        Set<String> named = new LinkedHashSet<>();
         while (matcher.find()) {
             String key = byName.get(matcher.group());
-            String origin = origins.get(key);
-            String variable = origin != null && origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length())
-                    : null;
-            matcher.appendReplacement(text, Matcher.quoteReplacement(key + fromVariable(variable)));
+            named.add(key);
+            matcher.appendReplacement(text, Matcher.quoteReplacement(key));
         }
         matcher.appendTail(text);
+        for (String key : named) {
+            String origin = origins.get(key);
+            if (origin != null && origin.startsWith(ENVIRONMENT)) {
+                text.append("; ").append(key).append(" came from environment variable ")
+                        .append(origin.substring(ENVIRONMENT.length()));
+            }
+        }
         return text.toString();
     }
 

@@ -99,7 +99,8 @@ class RelayConfigurationTest {
                 "OUTBOX_STORE_NAME", "n", "OUTBOX_STORE_FAILURE", "1", "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"));
         assertThatThrownBy(fromEnvironment::resolve)
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("[store.failure (environment variable OUTBOX_STORE_FAILURE)]");
+                .hasMessageContaining("[store.failure]")
+                .hasMessageContaining("; store.failure came from environment variable OUTBOX_STORE_FAILURE");
     }
 
     @Test
@@ -222,8 +223,8 @@ class RelayConfigurationTest {
                 .hasMessageNotContaining("environment variable");
         assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "0")).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count (environment variable "
-                        + "OUTBOX_RELAY_BUCKET_COUNT): Value must be at least 1");
+                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count: Value must be at least 1")
+                .hasMessageEndingWith("; relay.bucket.count came from environment variable OUTBOX_RELAY_BUCKET_COUNT");
         Path tooMany = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=99999999");
         assertThatThrownBy(() -> RelayConfiguration.read(tooMany, Map.of()).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
@@ -239,9 +240,37 @@ class RelayConfigurationTest {
         assertThatThrownBy(() -> RelayConfiguration.read(pair, Map.of("OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS", "200"))
                 .resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("relay.lease.renew.interval.ms (environment variable "
-                        + "OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS) must be less than relay.lease.duration.ms (100)")
-                .hasMessageContaining("200");
+                .hasMessageEndingWith("relay.lease.renew.interval.ms (200) must be less than relay.lease.duration.ms "
+                        + "(100); relay.lease.renew.interval.ms came from environment variable "
+                        + "OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS");
+    }
+
+    /** A cross-field rule names two settings: each stays next to its own value, the variables come last. */
+    @Test
+    void R10_aCrossFieldErrorKeepsEachValueWithItsKeyAndNamesTheVariablesAtTheEnd() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_LEASE_DURATION_MS", "5000"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay options: relay.lease.renew.interval.ms (10000) must be less than "
+                        + "relay.lease.duration.ms (5000); relay.lease.duration.ms came from environment variable "
+                        + "OUTBOX_RELAY_LEASE_DURATION_MS");
+        assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_ERROR_BACKOFF_MS", "60000"))
+                .resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay options: relay.error.backoff.max.ms (30000) must be at least "
+                        + "relay.error.backoff.ms (60000); relay.error.backoff.ms came from environment variable "
+                        + "OUTBOX_RELAY_ERROR_BACKOFF_MS");
+        Path budget = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.max.publish.duration.ms=25000");
+        assertThatThrownBy(() -> RelayConfiguration.read(budget, Map.of("OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS",
+                "6000", "OUTBOX_RELAY_LEASE_DURATION_MS", "30000")).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay options: relay.max.publish.duration.ms (25000) plus "
+                        + "relay.lease.renew.interval.ms (6000) must be less than relay.lease.duration.ms (30000), so "
+                        + "that a publish that starts on a fresh lease ends before the lease does; "
+                        + "relay.lease.renew.interval.ms came from environment variable "
+                        + "OUTBOX_RELAY_LEASE_RENEW_INTERVAL_MS; relay.lease.duration.ms came from environment "
+                        + "variable OUTBOX_RELAY_LEASE_DURATION_MS");
     }
 
     @Test
@@ -249,14 +278,13 @@ class RelayConfigurationTest {
         Path file = file("store=scripted", "store.name=x", "kafka.bootstrap.servers=k:9092");
         assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_STORE_FAILURES", "-1")).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("store.failures (environment variable OUTBOX_STORE_FAILURES)")
-                .hasMessageContaining("-1");
+                .hasMessageContaining("Invalid value -1 for configuration store.failures: ")
+                .hasMessageEndingWith("; store.failures came from environment variable OUTBOX_STORE_FAILURES");
         RelayConfiguration configuration = RelayConfiguration.read(file, Map.of("OUTBOX_STORE_NAME", "y"));
         assertThat(configuration.storeKeysAsWritten("set failures=1 or name=z in the current schema; "
                 + "Invalid value q for configuration name: no"))
-                .isEqualTo("set store.failures=1 or store.name (environment variable OUTBOX_STORE_NAME)=z in the "
-                        + "current schema; Invalid value q for configuration store.name (environment variable "
-                        + "OUTBOX_STORE_NAME): no");
+                .isEqualTo("set store.failures=1 or store.name=z in the current schema; Invalid value q for "
+                        + "configuration store.name: no; store.name came from environment variable OUTBOX_STORE_NAME");
     }
 
     @Test
@@ -284,7 +312,9 @@ class RelayConfigurationTest {
         assertThatThrownBy(() -> RelayConfiguration.read(env, Map.of("OUTBOX_KAFKA_ENABLE_IDEMPOTENCE", "maybe"))
                 .resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("kafka.enable.idempotence (environment variable OUTBOX_KAFKA_ENABLE_IDEMPOTENCE)")
+                .hasMessageContaining("for configuration kafka.enable.idempotence: ")
+                .hasMessageEndingWith("; kafka.enable.idempotence came from environment variable "
+                        + "OUTBOX_KAFKA_ENABLE_IDEMPOTENCE")
                 .hasMessageContaining("maybe");
         Path acks = file("store=memory", "kafka.bootstrap.servers=k:9092", "kafka.acks=most");
         assertThatThrownBy(() -> RelayConfiguration.read(acks, Map.of()).resolve())
