@@ -7,7 +7,12 @@ import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
 import java.io.IOException;
-import java.io.Reader;
+import java.io.StringReader;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -204,8 +209,8 @@ final class RelayConfiguration {
 
     private static Properties load(Path file) {
         Properties properties = new Properties();
-        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            properties.load(reader);
+        try {
+            properties.load(new StringReader(utf8(file, Files.readAllBytes(file))));
         } catch (NoSuchFileException e) {
             throw new OutboxMisconfigurationException("configuration file " + file + " does not exist", e);
         } catch (IOException e) {
@@ -215,6 +220,30 @@ final class RelayConfiguration {
                     + "file: " + e.getMessage(), e);
         }
         return properties;
+    }
+
+    /** The file's bytes as UTF-8 text; a byte sequence that is not UTF-8 is refused, naming where it is. */
+    private static String utf8(Path file, byte[] bytes) {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        CoderResult result = decoder.decode(in, out, true);
+        if (!result.isError()) {
+            result = decoder.flush(out);
+        }
+        if (result.isError()) {
+            int offset = in.position();
+            int line = 1;
+            for (int i = 0; i < offset; i++) {
+                line += bytes[i] == '\n' ? 1 : 0;
+            }
+            throw new OutboxMisconfigurationException("configuration file " + file + " is not valid UTF-8: byte "
+                    + String.format("0x%02X", bytes[offset] & 0xFF) + " at byte offset " + offset + " (line " + line
+                    + ") does not belong there; save the file as UTF-8 (or ASCII, writing other characters as "
+                    + "\\uXXXX)");
+        }
+        return out.flip().toString();
     }
 
     private static List<String> providerNames() {

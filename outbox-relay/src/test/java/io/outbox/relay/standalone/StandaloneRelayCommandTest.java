@@ -156,6 +156,18 @@ class StandaloneRelayCommandTest {
     }
 
     @Test
+    void aConfigurationFileThatIsNotUtf8ExitsWithThreeNamingTheFileAndWhere() throws IOException {
+        byte[] latin1 = "store=memory\nkafka.bootstrap.servers=k:9092\nrelay.id=caf\u00e9\n"
+                .getBytes(StandardCharsets.ISO_8859_1);
+        Path file = Files.write(dir.resolve("latin1.properties"), latin1);
+        Result check = run(Map.of(), "-c", file.toString(), "--check");
+        assertThat(check.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("configuration file " + file + " is not valid UTF-8: byte 0xE9 at byte "
+                + "offset 56 (line 3)").doesNotContain("MalformedInputException");
+        assertThat(check.err().lines()).hasSize(2);
+    }
+
+    @Test
     void printConfigShowsTheEffectiveConfigurationWithSecretsHidden() {
         Result printed = run(Map.of("OUTBOX_STORE", "scripted", "OUTBOX_STORE_NAME", "x",
                 "OUTBOX_STORE_PASSWORD", "pw-5521", "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
