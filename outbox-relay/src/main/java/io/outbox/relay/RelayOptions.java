@@ -158,12 +158,13 @@ public final class RelayOptions {
                     "How long, in milliseconds, close() waits for an in-flight publish to finish.")
             .define(STORE_CONCURRENCY_CONFIG, ConfigDef.Type.INT, DEFAULT_STORE_CONCURRENCY,
                     ConfigDef.Range.between(1, MAX_STORE_CONCURRENCY), ConfigDef.Importance.MEDIUM,
-                    "How many threads make the store calls of the owned buckets at once: each reads a bucket's "
-                            + "batch, publishes it and deletes the acknowledged prefix, so store round trips overlap "
-                            + "with each other and with other buckets' publishes. A bucket never has two batches in "
-                            + "flight. Each thread uses at most one store connection at a time; a pooled store needs "
-                            + "this many connections plus two (lease calls, renewal). 1 makes the store calls one at "
-                            + "a time.");
+                    "The number of threads making store calls for the owned buckets: reading batches and "
+                            + "deleting acknowledged prefixes. Publishes are asynchronous and hold no thread, so up "
+                            + "to one batch per owned bucket can be in flight to Kafka whatever this number; a bucket "
+                            + "never has two. Each thread uses one store connection at a time: give a pooled store "
+                            + "(JDBC pool.size) at least store.concurrency + 2 connections (lease calls, renewal); "
+                            + "fewer only makes store calls wait for a connection. 1 makes the store calls one at a "
+                            + "time.");
 
     private final String relayId;
     private final int bucketCount;
@@ -415,9 +416,11 @@ public final class RelayOptions {
     }
 
     /**
-     * How many threads make store calls for the owned buckets at once: each runs one bucket's
-     * read, publish and delete, so round trips to the store overlap with each other and with
-     * other buckets' publishes. A bucket never has two batches in flight (R2).
+     * The number of threads making store calls for the owned buckets: reading batches and
+     * deleting acknowledged prefixes. Publishes are asynchronous and hold no thread, so up to one
+     * batch per owned bucket can be in flight whatever this number; a bucket never has two (R2).
+     * A pooled store should have at least this many connections plus two (lease calls, renewal);
+     * fewer only makes store calls wait for a connection.
      *
      * @return the thread count, in {@code [1, 256]}
      */
@@ -672,8 +675,8 @@ public final class RelayOptions {
         /**
          * Sets {@value #STORE_CONCURRENCY_CONFIG}.
          *
-         * @param storeConcurrency threads making store calls at once, in {@code [1, 256]};
-         *     default 4
+         * @param storeConcurrency threads making store calls (batch reads, deletes), in
+         *     {@code [1, 256]}; default 4
          * @return this builder
          */
         public Builder storeConcurrency(int storeConcurrency) {

@@ -23,8 +23,9 @@ import picocli.CommandLine.Option;
         sortOptions = false, usageHelpWidth = SettingsHelp.WIDTH,
         description = {
             "Publishes the pending messages of a transactional outbox store to Kafka and deletes each one after "
-                    + "the broker acknowledged it. Runs until SIGTERM or SIGINT, then stops gracefully: it "
-                    + "finishes the publish in flight and gives its bucket leases back to the other relays.",
+                    + "the broker acknowledged it. Runs until SIGTERM or SIGINT, then stops: it waits up to "
+                    + "relay.close.timeout.ms for the publishes in flight and gives its bucket leases back to the "
+                    + "other relays (if publishes are still in flight then, their leases expire instead).",
             ""})
 final class RelayCommand implements Callable<Integer> {
 

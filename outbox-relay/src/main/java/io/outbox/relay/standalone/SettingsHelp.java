@@ -117,8 +117,9 @@ final class SettingsHelp {
         text.append('\n');
 
         heading(text, "Exit codes");
-        exitCode(text, StandaloneRelay.EXIT_OK, "stopped gracefully on SIGTERM or SIGINT (leases given back); or "
-                + "--help, --version, --check or --print-config succeeded");
+        exitCode(text, StandaloneRelay.EXIT_OK, "stopped on SIGTERM or SIGINT: the leases were given back, unless "
+                + "publishes were still in flight after relay.close.timeout.ms, in which case they expire (logged at "
+                + "WARN); or --help, --version, --check or --print-config succeeded");
         exitCode(text, StandaloneRelay.EXIT_ERROR, "unexpected error");
         exitCode(text, StandaloneRelay.EXIT_USAGE, "invalid command line");
         exitCode(text, StandaloneRelay.EXIT_MISCONFIGURATION, "invalid configuration at start, or a fatal "

@@ -23,19 +23,25 @@ import java.util.function.Consumer;
  * <p>Configuration: {@code store=<provider name>}, {@code store.<setting>},
  * {@code kafka.<producer setting>} and {@code relay.<option>}; a variable
  * {@code OUTBOX_<KEY>} (upper case, '.' as '_', '_' as "__", '-' as "___") wins over the file.
- * {@code --help} lists every setting with its default. SIGTERM and SIGINT stop the relay
- * gracefully (rule R9): it finishes the publish in flight, gives its leases back, closes the Kafka
- * producer and the store, and exits with {@value #EXIT_OK}. Standard output and standard error
+ * {@code --help} lists every setting with its default. SIGTERM and SIGINT stop the relay (rule R9):
+ * it waits up to {@code relay.close.timeout.ms} for the publishes in flight, gives its leases back
+ * (unless publishes were still in flight then: their leases expire, logged at WARN), closes the
+ * Kafka producer and the store, and exits with {@value #EXIT_OK}. Standard output and standard error
  * pass through a redactor, so no secret of the configuration appears in them, whoever prints it.
  *
- * <p>Exit codes: {@value #EXIT_OK} graceful stop (or help, version, check, print-config);
+ * <p>Exit codes: {@value #EXIT_OK} stop on a signal, leases given back or, with publishes still
+ * in flight after the close timeout, left to expire (or help, version, check, print-config);
  * {@value #EXIT_ERROR} unexpected error; {@value #EXIT_USAGE} invalid command line;
  * {@value #EXIT_MISCONFIGURATION} invalid configuration, at start or while running (R6);
  * {@value #EXIT_STOP_TIMEOUT} the stop after a signal took too long.
  */
 public final class StandaloneRelay {
 
-    /** Exit code of a graceful stop, and of {@code --help}, {@code --version}, a valid {@code --check}. */
+    /**
+     * Exit code of a stop on SIGTERM or SIGINT, and of {@code --help}, {@code --version}, a valid
+     * {@code --check}. The leases were given back, unless publishes were still in flight after
+     * {@code relay.close.timeout.ms}: then they expire (logged at WARN).
+     */
     public static final int EXIT_OK = 0;
 
     /** Exit code of an unexpected error. */

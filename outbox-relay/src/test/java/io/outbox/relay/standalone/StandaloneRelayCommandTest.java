@@ -63,6 +63,17 @@ class StandaloneRelayCommandTest {
     }
 
     @Test
+    void r9_helpSaysExitZeroGivesTheLeasesBackUnlessPublishesWereStillInFlight() {
+        String text = words(run(Map.of(), "--help").out());
+        assertThat(text).contains("0 stopped on SIGTERM or SIGINT: the leases were given back, unless publishes "
+                + "were still in flight after relay.close.timeout.ms, in which case they expire (logged at WARN)")
+                .doesNotContain("stopped gracefully");
+        assertThat(text).contains("The number of threads making store calls for the owned buckets: reading batches "
+                + "and deleting acknowledged prefixes. Publishes are asynchronous",
+                "at least store.concurrency + 2 connections");
+    }
+
+    @Test
     void helpListsEverySettingOfEveryStoreOnTheClassPathButNoPasswordDefault() {
         Result help = run(Map.of(), "--help");
         String text = words(help.out());
