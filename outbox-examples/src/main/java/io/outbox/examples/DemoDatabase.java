@@ -1,6 +1,6 @@
 package io.outbox.examples;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
 

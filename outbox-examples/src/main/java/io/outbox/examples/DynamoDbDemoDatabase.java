@@ -1,6 +1,6 @@
 package io.outbox.examples;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.dynamodb.DynamoDbOutboxOptions;

@@ -2,8 +2,8 @@ package io.outbox.examples;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.OutboxMessage;
 import io.outbox.relay.RelayOptions;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.jdbc.JdbcDialect;

@@ -1,9 +1,9 @@
 package io.outbox.examples;
 
-import io.outbox.spi.OutboxMessage;
-import picocli.CommandLine;
+import io.outbox.OutboxMessage;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine;
 
 /** Which Kafka cluster and topic: the options both commands share. */
 final class KafkaOptions {

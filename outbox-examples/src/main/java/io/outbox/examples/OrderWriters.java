@@ -1,6 +1,6 @@
 package io.outbox.examples;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -1,9 +1,9 @@
 package io.outbox.examples;
 
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

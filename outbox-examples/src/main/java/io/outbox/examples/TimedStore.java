@@ -1,9 +1,9 @@
 package io.outbox.examples;
 
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

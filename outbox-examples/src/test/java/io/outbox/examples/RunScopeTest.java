@@ -2,8 +2,8 @@ package io.outbox.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.OutboxMessage;
 import io.outbox.relay.standalone.Redactor;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -1,7 +1,7 @@
 package io.outbox.relay;
 
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.outbox.relay;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

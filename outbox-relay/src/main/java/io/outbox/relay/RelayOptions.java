@@ -105,7 +105,7 @@ public final class RelayOptions {
     public static final int DEFAULT_STORE_CONCURRENCY = 4;
 
     /** Largest {@link #bucketCount()}. */
-    public static final int MAX_BUCKET_COUNT = io.outbox.spi.OutboxBucket.MAX_BUCKET_COUNT;
+    public static final int MAX_BUCKET_COUNT = io.outbox.OutboxBucket.MAX_BUCKET_COUNT;
     /** Largest {@link #batchSize()}. */
     public static final int MAX_BATCH_SIZE = 100_000;
     /** Largest {@link #storeConcurrency()}. */

@@ -3,7 +3,7 @@ package io.outbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,8 +3,8 @@ package io.outbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

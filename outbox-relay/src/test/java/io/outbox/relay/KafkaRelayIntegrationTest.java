@@ -3,9 +3,9 @@ package io.outbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.spi.OutboxBucket;
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxBucket;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;

@@ -3,10 +3,10 @@ package io.outbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;

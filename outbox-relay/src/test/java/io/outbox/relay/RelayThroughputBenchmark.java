@@ -1,8 +1,8 @@
 package io.outbox.relay;
 
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

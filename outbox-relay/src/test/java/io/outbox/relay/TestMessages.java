@@ -1,8 +1,8 @@
 package io.outbox.relay;
 
-import io.outbox.spi.OutboxBucket;
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxBucket;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;

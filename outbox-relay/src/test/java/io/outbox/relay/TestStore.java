@@ -1,7 +1,7 @@
 package io.outbox.relay;
 
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.outbox.spi;
 
+import io.outbox.OutboxBucket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

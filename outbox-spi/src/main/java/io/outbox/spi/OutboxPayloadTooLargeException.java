@@ -1,5 +1,6 @@
 package io.outbox.spi;
 
+import io.outbox.OutboxMessage;
 import java.util.UUID;
 
 /**

@@ -1,5 +1,7 @@
 package io.outbox.spi;
 
+import io.outbox.OutboxMessage;
+import io.outbox.spi.support.LeasePlan;
 import java.util.List;
 
 /**

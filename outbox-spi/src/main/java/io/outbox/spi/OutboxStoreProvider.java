@@ -1,5 +1,6 @@
 package io.outbox.spi;
 
+import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 

@@ -1,21 +1,18 @@
 /**
- * The enqueue side of the outbox and the contract between the relay and a store.
+ * The contract between the relay and a store: what a store implements, nothing an application
+ * calls when it enqueues.
  *
- * <p>Writers build an {@link io.outbox.spi.OutboxMessage} with
- * {@link io.outbox.spi.OutboxMessage#create(String, Object, Object,
- * org.apache.kafka.common.serialization.Serializer, org.apache.kafka.common.serialization.Serializer, int)
- * OutboxMessage.create} and persist it with their store's enqueue helper inside their own
- * transaction (rules E1-E5). A relay drains the store through the four methods of
- * {@link io.outbox.spi.OutboxStore} (rules S1-S12) and the optional capabilities
- * {@link io.outbox.spi.LeaseRenewal} (C1), {@link io.outbox.spi.PendingMetrics} (C2) and
- * {@link io.outbox.spi.LeaseRelease} (C3).
+ * <p>A relay drains a store through the four methods of {@link io.outbox.spi.OutboxStore}
+ * (rules S1-S12) and the optional capabilities {@link io.outbox.spi.LeaseRenewal} (C1),
+ * {@link io.outbox.spi.PendingMetrics} (C2) and {@link io.outbox.spi.LeaseRelease} (C3). Stores are
+ * found by name with {@link io.outbox.spi.OutboxStores#open(String, java.util.Map)} through
+ * {@link java.util.ServiceLoader} and {@link io.outbox.spi.OutboxStoreProvider}.
  *
- * <p>Lease arithmetic exists once, here: {@link io.outbox.spi.FairShare} computes each relay's
- * share and preferred range, and {@link io.outbox.spi.LeasePlan} turns one snapshot of heartbeats
- * and leases into the keep, release and claim writes a store performs (S4, S4b). Every store,
- * ours or a user's, calls them rather than reimplementing them.
+ * <p>{@link io.outbox.spi.OutboxMisconfigurationException} is fatal to a relay (rule R6); every
+ * other exception a store throws is retried.
  *
- * <p>Stores are found by name with {@link io.outbox.spi.OutboxStores#open(String, java.util.Map)}
- * through {@link java.util.ServiceLoader} and {@link io.outbox.spi.OutboxStoreProvider}.
+ * <p>What store authors call to implement the contract (fair share, lease planning, the header
+ * codec, argument checks) lives in {@link io.outbox.spi.support}; what applications use to build
+ * messages lives in {@link io.outbox}.
  */
 package io.outbox.spi;

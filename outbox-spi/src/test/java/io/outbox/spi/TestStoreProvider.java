@@ -1,6 +1,8 @@
 package io.outbox.spi;
 
 import com.google.auto.service.AutoService;
+import io.outbox.OutboxMessage;
+import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;

@@ -1,15 +1,15 @@
 package io.outbox.tck;
 
-import io.outbox.spi.BucketLease;
-import io.outbox.spi.LeasePlan;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeasePlan;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

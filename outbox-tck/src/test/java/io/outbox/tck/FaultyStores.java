@@ -1,11 +1,11 @@
 package io.outbox.tck;
 
-import io.outbox.spi.BucketLease;
-import io.outbox.spi.LeasePlan;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeasePlan;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,6 +1,6 @@
 package io.outbox.tck;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.time.Clock;
 import java.util.List;

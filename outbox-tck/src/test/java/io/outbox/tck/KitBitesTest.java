@@ -3,7 +3,7 @@ package io.outbox.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.FaultyStores.Fault;
 import java.time.Clock;

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.jdbc.JdbcOutboxStore;

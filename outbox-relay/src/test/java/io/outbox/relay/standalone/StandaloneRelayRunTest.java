@@ -3,9 +3,9 @@ package io.outbox.relay.standalone;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.spi.BucketLease;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.spi.support.BucketLease;
 import io.outbox.tck.InMemoryOutboxStore;
 import io.outbox.tck.InMemoryOutboxStoreProvider;
 import java.io.ByteArrayOutputStream;

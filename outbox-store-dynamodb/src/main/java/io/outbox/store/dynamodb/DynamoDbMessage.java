@@ -1,6 +1,6 @@
 package io.outbox.store.dynamodb;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 
 /**
  * A message read from the messages table, carrying its native key (bucket and sequence) from

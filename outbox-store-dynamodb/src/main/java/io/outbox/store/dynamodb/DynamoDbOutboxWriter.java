@@ -1,6 +1,6 @@
 package io.outbox.store.dynamodb;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxPayloadTooLargeException;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,7 +1,7 @@
 package io.outbox.store.dynamodb;
 
-import io.outbox.spi.OutboxHeaderCodec;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
+import io.outbox.spi.support.OutboxHeaderCodec;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

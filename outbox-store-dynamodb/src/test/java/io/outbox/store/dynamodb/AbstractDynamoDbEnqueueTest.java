@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxPayloadTooLargeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -245,7 +245,7 @@ abstract class AbstractDynamoDbEnqueueTest {
         byte[] key = new byte[1000];
         random.nextBytes(key);
         List<OutboxHeader> headers = List.of(OutboxHeader.ofUtf8("trace-id", "abc"), OutboxHeader.of("bin", new byte[100]));
-        int headerBytes = io.outbox.spi.OutboxHeaderCodec.encodedSize(headers);
+        int headerBytes = io.outbox.spi.support.OutboxHeaderCodec.encodedSize(headers);
         byte[] value = new byte[(int) DynamoDbOutboxStore.MAX_PAYLOAD_BYTES - key.length - headerBytes];
         random.nextBytes(value);
         OutboxMessage worst = new OutboxMessage(UUID.randomUUID(), Integer.MAX_VALUE, "t".repeat(249), key, value,

@@ -3,8 +3,8 @@ package io.outbox.store.dynamodb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStores;
 import io.outbox.tck.TckClock;

@@ -3,7 +3,7 @@ package io.outbox.store.dynamodb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.OutboxStoreTck;
 import java.time.Clock;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -3,7 +3,7 @@ package io.outbox.store.dynamodb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;

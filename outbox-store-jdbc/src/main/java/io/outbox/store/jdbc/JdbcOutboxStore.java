@@ -1,16 +1,16 @@
 package io.outbox.store.jdbc;
 
-import io.outbox.spi.BucketLease;
-import io.outbox.spi.LeasePlan;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxHeaderCodec;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.OutboxHeaderCodec;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

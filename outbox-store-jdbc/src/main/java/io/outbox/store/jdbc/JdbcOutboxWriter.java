@@ -1,6 +1,6 @@
 package io.outbox.store.jdbc;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

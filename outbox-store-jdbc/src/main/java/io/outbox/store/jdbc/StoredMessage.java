@@ -1,7 +1,7 @@
 package io.outbox.store.jdbc;
 
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;

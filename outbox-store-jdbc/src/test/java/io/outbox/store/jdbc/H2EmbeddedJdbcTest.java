@@ -3,7 +3,7 @@ package io.outbox.store.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
-import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.support.OutboxStoreConfig;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.DriverManager;

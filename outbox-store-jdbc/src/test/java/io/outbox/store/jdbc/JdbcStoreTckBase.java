@@ -1,6 +1,6 @@
 package io.outbox.store.jdbc;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.OutboxStoreTck;
 import java.sql.Connection;

@@ -1,7 +1,7 @@
 package io.outbox.store.mongodb;
 
-import io.outbox.spi.OutboxHeaderCodec;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
+import io.outbox.spi.support.OutboxHeaderCodec;
 import java.time.Instant;
 import java.util.UUID;
 import org.bson.BsonBinary;

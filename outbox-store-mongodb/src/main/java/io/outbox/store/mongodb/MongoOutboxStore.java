@@ -30,16 +30,16 @@ import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
-import io.outbox.spi.BucketLease;
-import io.outbox.spi.LeasePlan;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeasePlan;
 import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.time.Clock;
 import java.time.Duration;
@@ -73,7 +73,7 @@ import org.bson.conversions.Bson;
  *   <li>{@code <prefix>messages}: one document per pending message, {@code _id} the message id
  *       (a UUID, binary subtype 4), then {@code bucket} (int32), {@code seq} (int64), {@code topic},
  *       {@code key} and {@code value} (binary, or null: null and empty stay distinct),
- *       {@code headers} (binary, {@link io.outbox.spi.OutboxHeaderCodec}), {@code partition}
+ *       {@code headers} (binary, {@link io.outbox.spi.support.OutboxHeaderCodec}), {@code partition}
  *       (int32 or null) and {@code createdAt} (a BSON date, epoch milliseconds). Unique index
  *       {@value #MESSAGES_INDEX} on {@code (bucket, seq)}: it orders {@link #nextBatch}, answers
  *       {@link #bucketsWithPending} and the S8 probe, and refuses a reused sequence number.</li>

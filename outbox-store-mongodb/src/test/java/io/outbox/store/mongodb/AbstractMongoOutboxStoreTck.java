@@ -2,7 +2,7 @@ package io.outbox.store.mongodb;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.OutboxStoreTck;
 import java.time.Clock;

@@ -3,8 +3,8 @@ package io.outbox.store.mongodb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.outbox.spi.OutboxHeader;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
-import io.outbox.spi.OutboxStoreConfig;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

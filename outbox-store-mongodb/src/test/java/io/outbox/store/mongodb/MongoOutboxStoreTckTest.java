@@ -2,7 +2,7 @@ package io.outbox.store.mongodb;
 
 import static org.junit.jupiter.api.Assumptions.abort;
 
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
 

@@ -10,7 +10,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.time.Instant;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.outbox.store.mongodb;
 
 import com.mongodb.client.ClientSession;
-import io.outbox.spi.OutboxMessage;
+import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
 import org.testcontainers.junit.jupiter.Testcontainers;

@@ -1,4 +1,4 @@
-package io.outbox.spi;
+package io.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

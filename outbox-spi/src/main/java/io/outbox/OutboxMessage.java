@@ -1,5 +1,8 @@
-package io.outbox.spi;
+package io.outbox;
 
+import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.support.OutboxHeaderCodec;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;

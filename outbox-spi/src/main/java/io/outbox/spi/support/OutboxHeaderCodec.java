@@ -1,5 +1,7 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
+import io.outbox.OutboxHeader;
+import io.outbox.spi.CorruptHeadersException;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -195,10 +197,15 @@ public final class OutboxHeaderCodec {
     }
 
     /**
-     * Strict UTF-8: a name holding a lone surrogate cannot round-trip, so it is refused rather than
-     * silently turned into '?' as {@link String#getBytes} would.
+     * A header name in strict UTF-8: a name holding a lone surrogate cannot round-trip, so it is
+     * refused rather than silently turned into '?' as {@link String#getBytes} would.
+     *
+     * @param name the header name; not null
+     * @return its UTF-8 bytes, a new array
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is not well-formed Unicode (a lone surrogate)
      */
-    static byte[] utf8Name(String name) {
+    public static byte[] utf8Name(String name) {
         Objects.requireNonNull(name, "header key must not be null");
         try {
             ByteBuffer bytes = StandardCharsets.UTF_8.newEncoder()

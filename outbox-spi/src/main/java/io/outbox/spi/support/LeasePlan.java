@@ -1,5 +1,7 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxStore;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

@@ -1,8 +1,10 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.OutboxHeader;
+import io.outbox.spi.CorruptHeadersException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;

@@ -1,5 +1,6 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
+import io.outbox.OutboxBucket;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;

@@ -1,5 +1,6 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
+import io.outbox.spi.OutboxMisconfigurationException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;

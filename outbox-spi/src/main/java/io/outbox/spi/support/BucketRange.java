@@ -1,4 +1,4 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
 import java.util.List;
 import java.util.stream.IntStream;

@@ -1,9 +1,10 @@
-package io.outbox.spi;
+package io.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.spi.OutboxPayloadTooLargeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

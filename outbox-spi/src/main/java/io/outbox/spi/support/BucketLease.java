@@ -1,4 +1,4 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
 /**
  * A bucket's lease as a store last read it: who holds it and until when.

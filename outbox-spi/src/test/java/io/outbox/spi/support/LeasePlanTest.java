@@ -1,8 +1,9 @@
-package io.outbox.spi;
+package io.outbox.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.spi.LeaseRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,4 +1,4 @@
-package io.outbox.spi;
+package io.outbox;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
