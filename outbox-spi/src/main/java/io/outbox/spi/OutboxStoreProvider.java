@@ -28,7 +28,8 @@ public interface OutboxStoreProvider {
      *
      * @param config the settings, without any prefix (for example {@code url}, {@code user});
      *     not null
-     * @return a new store, owned by the caller; close it when it implements {@link AutoCloseable}
+     * @return a new store that owns its client (pool, connection), owned by the caller: its
+     *     {@link OutboxStore#close()} releases them
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed
      * @throws RuntimeException if the store cannot be created (the database is unreachable, say)
      */

@@ -28,7 +28,7 @@ public final class OutboxStores {
      *
      * @param name the provider name, for example {@code jdbc}; not null
      * @param config the store settings; not null
-     * @return a new store owned by the caller
+     * @return a new store owned by the caller, which owns its client: close it (try-with-resources)
      * @throws OutboxMisconfigurationException if no provider has that name (the message lists the
      *     names found), two providers share it, or the settings are invalid
      * @throws RuntimeException if the provider cannot create the store
@@ -43,7 +43,7 @@ public final class OutboxStores {
      * @param name the provider name; not null
      * @param config the store settings; not null
      * @param classLoader where to look for providers; not null
-     * @return a new store owned by the caller
+     * @return a new store owned by the caller, which owns its client: close it
      * @throws OutboxMisconfigurationException if no provider has that name, two share it, or the
      *     settings are invalid
      */
