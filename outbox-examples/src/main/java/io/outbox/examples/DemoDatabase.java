@@ -1,6 +1,7 @@
 package io.outbox.examples;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
 
@@ -39,7 +40,7 @@ interface DemoDatabase extends AutoCloseable {
      * Opens a store for one relay, with its own connection pool or client, as a relay in another
      * process would have; the caller closes it.
      */
-    OutboxStore openRelayStore();
+    CloseableOutboxStore openRelayStore();
 
     /**
      * Opens a store for one relay that makes up to {@code storeConcurrency} store calls at once
@@ -49,7 +50,7 @@ interface DemoDatabase extends AutoCloseable {
      * @param storeConcurrency the relay's store threads, at least 1
      * @return the store; the caller closes it
      */
-    default OutboxStore openRelayStore(int storeConcurrency) {
+    default CloseableOutboxStore openRelayStore(int storeConcurrency) {
         return openRelayStore();
     }
 
@@ -60,7 +61,7 @@ interface DemoDatabase extends AutoCloseable {
     @Override
     void close();
 
-    /** Closes a store opened by {@link #openRelayStore()}, if it holds resources. */
+    /** Closes a store opened by {@link #openRelayStore()}, or a wrapper that holds resources. */
     static void closeStore(OutboxStore store) {
         if (store instanceof AutoCloseable closeable) {
             try {

@@ -1,11 +1,10 @@
 package io.outbox.examples;
 
 import io.outbox.OutboxMessage;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStores;
-import io.outbox.store.dynamodb.DynamoDbOutboxOptions;
+import io.outbox.store.dynamodb.DynamoDbOutboxStore;
 import io.outbox.store.dynamodb.DynamoDbOutboxStoreProvider;
-import io.outbox.store.dynamodb.DynamoDbOutboxTables;
 import io.outbox.store.dynamodb.DynamoDbOutboxWriter;
 import java.net.URI;
 import java.util.HashMap;
@@ -48,9 +47,9 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
     private final String endpoint;
     private final String region;
     private final boolean dummyCredentials;
-    private final DynamoDbOutboxOptions tables;
     private final String ordersTable;
     private final DynamoDbClient client;
+    private final DynamoDbOutboxStore store;
     private final DynamoDbOutboxWriter writer;
 
     /**
@@ -64,10 +63,6 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
         this.region = region != null ? region : endpoint != null ? DEFAULT_EMULATOR_REGION : null;
         // An emulator needs some credentials but checks none; AWS itself gets the SDK's chain.
         this.dummyCredentials = endpoint != null && System.getenv("AWS_ACCESS_KEY_ID") == null;
-        this.tables = DynamoDbOutboxOptions.builder()
-                .messagesTable(prefix + "messages")
-                .coordinationTable(prefix + "coordination")
-                .build();
         this.ordersTable = prefix + "orders";
         DynamoDbClientBuilder builder = DynamoDbClient.builder().httpClientBuilder(UrlConnectionHttpClient.builder());
         if (endpoint != null) {
@@ -80,7 +75,11 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
             builder.credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("demo", "demo")));
         }
         this.client = builder.build();
-        this.writer = new DynamoDbOutboxWriter(client, tables);
+        this.store = DynamoDbOutboxStore.builder(client)
+                .messagesTable(prefix + "messages")
+                .coordinationTable(prefix + "coordination")
+                .build();
+        this.writer = store.writer();
     }
 
     @Override
@@ -90,12 +89,12 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
 
     @Override
     public List<String> objectNames() {
-        return List.of(ordersTable, tables.messagesTable(), tables.coordinationTable());
+        return List.of(ordersTable, store.options().messagesTable(), store.options().coordinationTable());
     }
 
     @Override
     public void createSchema() {
-        DynamoDbOutboxTables.create(client, tables);
+        store.createSchema();
         client.createTable(r -> r.tableName(ordersTable)
                 .billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(
@@ -155,7 +154,7 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
     }
 
     @Override
-    public OutboxStore openRelayStore() {
+    public CloseableOutboxStore openRelayStore() {
         Map<String, String> config = new HashMap<>();
         if (endpoint != null) {
             config.put(DynamoDbOutboxStoreProvider.ENDPOINT, endpoint);
@@ -167,8 +166,8 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
             config.put(DynamoDbOutboxStoreProvider.ACCESS_KEY_ID, "demo");
             config.put(DynamoDbOutboxStoreProvider.SECRET_ACCESS_KEY, "demo");
         }
-        config.put(DynamoDbOutboxStoreProvider.MESSAGES_TABLE, tables.messagesTable());
-        config.put(DynamoDbOutboxStoreProvider.COORDINATION_TABLE, tables.coordinationTable());
+        config.put(DynamoDbOutboxStoreProvider.MESSAGES_TABLE, store.options().messagesTable());
+        config.put(DynamoDbOutboxStoreProvider.COORDINATION_TABLE, store.options().coordinationTable());
         return OutboxStores.open(DynamoDbOutboxStoreProvider.NAME, config);
     }
 
@@ -185,6 +184,7 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
 
     @Override
     public void close() {
+        store.close();
         client.close();
     }
 }

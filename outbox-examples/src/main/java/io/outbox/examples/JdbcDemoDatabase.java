@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
 import io.outbox.relay.RelayOptions;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.jdbc.JdbcDialect;
 import io.outbox.store.jdbc.JdbcOutboxStore;
@@ -150,13 +150,13 @@ final class JdbcDemoDatabase implements DemoDatabase {
     }
 
     @Override
-    public OutboxStore openRelayStore() {
+    public CloseableOutboxStore openRelayStore() {
         return openRelayStore(RelayOptions.DEFAULT_STORE_CONCURRENCY);
     }
 
     /** A pool of {@code storeConcurrency} connections plus one for lease calls and one for renewal. */
     @Override
-    public OutboxStore openRelayStore(int storeConcurrency) {
+    public CloseableOutboxStore openRelayStore(int storeConcurrency) {
         Map<String, String> config = new HashMap<>();
         config.put(JdbcOutboxStoreProvider.POOL_SIZE, Integer.toString(storeConcurrency + 2));
         config.put(JdbcOutboxStoreProvider.URL, url);

@@ -11,7 +11,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import io.outbox.OutboxMessage;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.mongodb.MongoOutboxOptions;
 import io.outbox.store.mongodb.MongoOutboxStore;
@@ -25,7 +25,7 @@ import org.bson.Document;
  * The demo on MongoDB (a replica set: transactions need one): an {@code orders} collection and
  * the store's four collections, named with the run's prefix. An order is one transaction,
  * {@code session.withTransaction}: the order document, then
- * {@link MongoOutboxStore#enqueue(ClientSession, List)} in the same session.
+ * {@code store.writer().enqueue(session, message)} in the same session.
  */
 final class MongoDemoDatabase implements DemoDatabase {
 
@@ -61,8 +61,7 @@ final class MongoDemoDatabase implements DemoDatabase {
             client.close();
             throw e;
         }
-        this.store = MongoOutboxStore.create(client,
-                MongoOutboxOptions.builder(this.databaseName).collectionPrefix(prefix).createIndexes(false).build());
+        this.store = MongoOutboxStore.builder(client).database(this.databaseName).collectionPrefix(prefix).build();
     }
 
     /**
@@ -90,7 +89,7 @@ final class MongoDemoDatabase implements DemoDatabase {
 
     @Override
     public void createSchema() {
-        store.ensureIndexes();
+        store.createSchema();
         // Creates the collection outside any transaction, and makes (customer, seq) the business key.
         orders.createIndex(Indexes.ascending("customer", "seq"), new IndexOptions().unique(true));
     }
@@ -106,7 +105,7 @@ final class MongoDemoDatabase implements DemoDatabase {
         try (ClientSession session = client.startSession()) {
             session.withTransaction(() -> {
                 orders.insertOne(session, document);
-                store.enqueue(session, message); // after the business write, in the same transaction (E4)
+                store.writer().enqueue(session, message); // after the business write, in the same transaction (E4)
                 return null;
             });
         }
@@ -116,7 +115,7 @@ final class MongoDemoDatabase implements DemoDatabase {
     public void enqueue(List<OutboxMessage> messages) {
         try (ClientSession session = client.startSession()) {
             session.withTransaction(() -> {
-                store.enqueue(session, messages);
+                store.writer().enqueue(session, messages);
                 return null;
             });
         }
@@ -128,7 +127,7 @@ final class MongoDemoDatabase implements DemoDatabase {
     }
 
     @Override
-    public OutboxStore openRelayStore() {
+    public CloseableOutboxStore openRelayStore() {
         return OutboxStores.open(MongoOutboxStoreProvider.NAME, Map.of(
                 MongoOutboxStoreProvider.CONNECTION_STRING, connectionString,
                 MongoOutboxStoreProvider.DATABASE, databaseName,

@@ -1,6 +1,7 @@
 package io.outbox.examples;
 
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxMessageFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -84,8 +85,8 @@ final class OrderWriters {
     }
 
     private void write(int writer, int writers) {
-        StringSerializer keys = new StringSerializer();
-        ByteArraySerializer values = new ByteArraySerializer();
+        OutboxMessageFactory<String, byte[]> messages = OutboxMessageFactory.builder(buckets)
+                .keySerializer(new StringSerializer()).valueSerializer(new ByteArraySerializer()).build();
         int[] lastSeq = new int[customers];
         try {
             for (int i = 0; i < customerOfOrder.length && !stopped && failure == null; i++) {
@@ -95,8 +96,7 @@ final class OrderWriters {
                 }
                 pace(i);
                 Order order = new Order(runId, customer, ++lastSeq[customer], amountOfOrder[i], Order.nowMicros());
-                OutboxMessage message = OutboxMessage.create(topic, order.key(), order.toJson(), keys, values,
-                        buckets);
+                OutboxMessage message = messages.create(topic, order.key(), order.toJson());
                 database.placeOrder(order, message);
                 checker.expect(message.messageId());
                 relays.wakeUp(message.bucket());

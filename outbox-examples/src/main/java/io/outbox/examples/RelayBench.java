@@ -1,7 +1,7 @@
 package io.outbox.examples;
 
-import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxMessageFactory;
 import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxStore;
@@ -138,14 +138,14 @@ final class RelayBench {
 
     private List<OutboxMessage> messages(int count, String topic, long seed) {
         Random random = new Random(seed);
-        ByteArraySerializer bytes = new ByteArraySerializer();
+        OutboxMessageFactory<byte[], byte[]> factory = OutboxMessageFactory.builder(settings.buckets())
+                .keySerializer(new ByteArraySerializer()).valueSerializer(new ByteArraySerializer()).build();
         List<OutboxMessage> messages = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             byte[] value = new byte[settings.valueBytes()];
             random.nextBytes(value);
             byte[] key = Order.key(i % settings.keys()).getBytes(StandardCharsets.UTF_8);
-            messages.add(OutboxMessage.create(topic, key, value, bytes, bytes, List.<OutboxHeader>of(),
-                    settings.buckets()));
+            messages.add(factory.create(topic, key, value));
         }
         return messages;
     }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxMessage;
 import io.outbox.relay.standalone.Redactor;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
@@ -53,7 +53,7 @@ class RunScopeTest {
         }
 
         @Override
-        public OutboxStore openRelayStore() {
+        public CloseableOutboxStore openRelayStore() {
             throw new UnsupportedOperationException();
         }
 

@@ -62,7 +62,7 @@ class BrokerOutageIntegrationTest {
     void r7_aBrokerThatIsDownAtStartUpIsRetriedUntilItIsBack() {
         String topic = "down-at-start";
         KAFKA.broker().createTopic(topic, BUCKETS);
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         List<UUID> ids = enqueue(store, topic, 0, 200);
         AtomicInteger failures = new AtomicInteger();
         KAFKA.broker().stop();
@@ -86,7 +86,7 @@ class BrokerOutageIntegrationTest {
     void r3_aBrokerStoppedMidRunAndRestartedLosesNothingAndPublishingResumes() {
         String topic = "restarted";
         KAFKA.broker().createTopic(topic, BUCKETS);
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         AtomicInteger failures = new AtomicInteger();
         List<UUID> ids = new ArrayList<>();
 

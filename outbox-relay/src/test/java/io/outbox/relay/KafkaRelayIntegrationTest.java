@@ -72,7 +72,7 @@ class KafkaRelayIntegrationTest {
         for (int i = 0; i < 40; i++) {
             sent.add(message(topic, "key-" + i, "value-" + i, List.of(), buckets, null, past));
         }
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         store.enqueue(sent);
         Instant start = Instant.now();
 
@@ -122,7 +122,7 @@ class KafkaRelayIntegrationTest {
         OutboxMessage row1 = message(topic, "order-1", "x".repeat(20_000), List.of(), 4, null, clock);
         OutboxMessage row2 = message(topic, "order-1", "row 2", List.of(), 4, null, clock);
         OutboxMessage row3 = message(topic, "order-1", "row 3", List.of(), 4, null, clock);
-        RepairingStore store = new RepairingStore(new InMemoryOutboxStore(), row1.messageId(), "row 1, repaired");
+        RepairingStore store = new RepairingStore(InMemoryOutboxStore.builder().build(), row1.messageId(), "row 1, repaired");
         store.delegate.enqueue(row1, row2, row3);
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         RelayListener listener = new RelayListener() {

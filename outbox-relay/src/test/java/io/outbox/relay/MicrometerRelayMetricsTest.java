@@ -14,7 +14,7 @@ class MicrometerRelayMetricsTest {
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore store = new InMemoryOutboxStore(clock);
+    private final InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(clock).build();
 
     @Test
     void countsPublishedMessagesFailuresOwnedBucketsAndTheBacklog() {

@@ -38,7 +38,7 @@ class OutboxRelayTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
+    private final InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(clock).build();
     private final TestStore.Renewing store = new TestStore.Renewing(memory);
     private final ScriptedPublisher publisher = new ScriptedPublisher();
     private final RecordingListener events = new RecordingListener();

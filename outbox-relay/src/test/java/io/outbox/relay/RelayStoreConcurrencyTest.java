@@ -41,7 +41,7 @@ class RelayStoreConcurrencyTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
+    private final InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(clock).build();
     private final ScriptedPublisher publisher = new ScriptedPublisher();
     private final OutboxRelayTest.RecordingListener events = new OutboxRelayTest.RecordingListener();
     private final List<OutboxRelay> relays = new ArrayList<>();

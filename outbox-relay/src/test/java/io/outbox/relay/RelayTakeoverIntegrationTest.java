@@ -45,7 +45,7 @@ class RelayTakeoverIntegrationTest {
     @Test
     void r1_s6_aKilledRelaysBucketsAreTakenOverWithoutLossAndWithBoundedDuplicates() throws Exception {
         KAFKA.broker().createTopic(TOPIC, BUCKETS);
-        InMemoryOutboxStore shared = new InMemoryOutboxStore();
+        InMemoryOutboxStore shared = InMemoryOutboxStore.builder().build();
         List<KillableStore> stores = new ArrayList<>();
         List<KafkaOutboxPublisher> publishers = new ArrayList<>();
         List<OutboxRelay> relays = new ArrayList<>();

@@ -97,7 +97,7 @@ class RelayThroughputBenchmark {
 
     /** Pre-filled store, drained by one relay with the default batch size of 500. */
     private static double relay(Map<String, Object> config, List<OutboxMessage> messages) throws InterruptedException {
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         store.enqueue(messages);
         CountDownLatch drained = new CountDownLatch(messages.size());
         RelayListener counter = new RelayListener() {

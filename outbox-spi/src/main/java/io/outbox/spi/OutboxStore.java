@@ -38,14 +38,10 @@ import java.util.List;
  * should let driver exceptions propagate rather than wrap them in a checked type.
  *
  * <p>A store may also implement {@link LeaseRenewal} (C1), {@link PendingMetrics} (C2) and
- * {@link LeaseRelease} (C3).
- *
- * <p>Every store is {@link AutoCloseable}, so a store opened by {@link OutboxStores#open} can be
- * used in try-with-resources whatever its type. {@link #close()} releases what the store owns (a
- * pool or a client it built, as providers do, threads it started); a store built on the caller's
- * client or data source leaves that open. The default does nothing, for stores that own nothing.
+ * {@link LeaseRelease} (C3). A store that owns resources (a pool, a client) implements
+ * {@link CloseableOutboxStore}, the type {@link OutboxStores#open} returns.
  */
-public interface OutboxStore extends AutoCloseable {
+public interface OutboxStore {
 
     /**
      * Records the relay's heartbeat and brings its bucket leases to its fair share (S4): keeps its
@@ -104,18 +100,4 @@ public interface OutboxStore extends AutoCloseable {
      *     idempotent a retry after a partial delete is safe
      */
     void markPublished(int bucket, List<OutboxMessage> published);
-
-    /**
-     * Releases what the store owns: a client or pool it created (stores opened through
-     * {@link OutboxStores#open} own theirs), threads it started. A client, data source or pool the
-     * caller passed in stays open. Idempotent; calls on a closed store may fail. Unlike
-     * {@link AutoCloseable#close()} it throws no checked exception.
-     *
-     * <p>The default does nothing.
-     *
-     * @throws RuntimeException if releasing a resource fails
-     */
-    @Override
-    default void close() {
-    }
 }

@@ -29,11 +29,11 @@ public interface OutboxStoreProvider {
      * @param config the settings, without any prefix (for example {@code url}, {@code user});
      *     not null
      * @return a new store that owns its client (pool, connection), owned by the caller: its
-     *     {@link OutboxStore#close()} releases them
+     *     {@link CloseableOutboxStore#close()} releases them
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed
      * @throws RuntimeException if the store cannot be created (the database is unreachable, say)
      */
-    OutboxStore create(Map<String, String> config);
+    CloseableOutboxStore create(Map<String, String> config);
 
     /**
      * The settings {@link #create(Map)} accepts, with their types, defaults and documentation;

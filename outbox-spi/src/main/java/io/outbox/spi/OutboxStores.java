@@ -33,7 +33,7 @@ public final class OutboxStores {
      *     names found), two providers share it, or the settings are invalid
      * @throws RuntimeException if the provider cannot create the store
      */
-    public static OutboxStore open(String name, Map<String, String> config) {
+    public static CloseableOutboxStore open(String name, Map<String, String> config) {
         return open(name, config, defaultClassLoader());
     }
 
@@ -47,7 +47,7 @@ public final class OutboxStores {
      * @throws OutboxMisconfigurationException if no provider has that name, two share it, or the
      *     settings are invalid
      */
-    public static OutboxStore open(String name, Map<String, String> config, ClassLoader classLoader) {
+    public static CloseableOutboxStore open(String name, Map<String, String> config, ClassLoader classLoader) {
         Objects.requireNonNull(config, "config must not be null");
         return provider(name, classLoader).create(Map.copyOf(config));
     }

@@ -18,6 +18,16 @@ class OutboxStoresTest {
     }
 
     @Test
+    void theOpenedStoreIsClosedByTryWithResources() {
+        TestStoreProvider.TestStore seen;
+        try (CloseableOutboxStore store = OutboxStores.open("test-memory", Map.of())) {
+            seen = (TestStoreProvider.TestStore) store;
+            assertThat(seen.closes).hasValue(0);
+        }
+        assertThat(seen.closes).as("closed once, on leaving the block").hasValue(1);
+    }
+
+    @Test
     void unknownNameListsTheNamesFound() {
         assertThatThrownBy(() -> OutboxStores.open("cassandra", Map.of()))
                 .isInstanceOf(OutboxMisconfigurationException.class)

@@ -27,13 +27,14 @@ public final class TestStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         return new TestStore(OutboxStoreConfig.parse(name(), CONFIG, config));
     }
 
     /** Holds its configuration; the store methods are not exercised here. */
-    static final class TestStore implements OutboxStore {
+    static final class TestStore implements CloseableOutboxStore {
         final OutboxStoreConfig config;
+        final java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
 
         TestStore(OutboxStoreConfig config) {
             this.config = config;
@@ -57,6 +58,11 @@ public final class TestStoreProvider implements OutboxStoreProvider {
         @Override
         public void markPublished(int bucket, List<OutboxMessage> published) {
             throw new UnsupportedOperationException("discovery test only");
+        }
+
+        @Override
+        public void close() {
+            closes.incrementAndGet();
         }
     }
 }

@@ -5,7 +5,7 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
@@ -43,11 +43,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>All time comes from the injected {@link Clock}, in epoch milliseconds (S11).</li>
  * </ul>
  *
- * <p>Enqueue with {@link #enqueue(List)} (one committed transaction) or {@link #begin()} (a
- * transaction the caller commits or rolls back). Nothing is persisted: the data lives as long as
- * the instance. All methods are thread-safe.
+ * <p>Build one with {@link #builder()}, as every store is built. Enqueue with
+ * {@link #enqueue(List)} (one committed transaction) or {@link #begin()} (a transaction the caller
+ * commits or rolls back: this store's native transaction, where a database store's writer takes
+ * the caller's connection or session). There is no schema to create. Nothing is persisted: the
+ * data lives as long as the instance; {@link #close()} owns nothing to release and keeps it. All
+ * methods are thread-safe.
  */
-public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -58,39 +61,23 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
     private final Clock clock;
     private final long maxPayloadBytes;
     private final AtomicLong sequence = new AtomicLong();
-    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, StoredMessage>> messages =
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, InMemoryStoredMessage>> messages =
             new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
 
-    /** Creates a store on the system UTC clock with the default payload limit. */
-    public InMemoryOutboxStore() {
-        this(Clock.systemUTC());
+    private InMemoryOutboxStore(Builder builder) {
+        this.clock = builder.clock;
+        this.maxPayloadBytes = builder.maxPayloadBytes;
     }
 
     /**
-     * Creates a store on a clock with the default payload limit.
+     * Starts building a store.
      *
-     * @param clock the source of all lease time; not null
+     * @return a builder with the system UTC clock and {@value #DEFAULT_MAX_PAYLOAD_BYTES}-byte payloads
      */
-    public InMemoryOutboxStore(Clock clock) {
-        this(clock, DEFAULT_MAX_PAYLOAD_BYTES);
-    }
-
-    /**
-     * Creates a store.
-     *
-     * @param clock the source of all lease time; not null
-     * @param maxPayloadBytes the largest {@link OutboxMessage#payloadSize()} accepted, in bytes,
-     *     {@code >= 0}
-     * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
-     */
-    public InMemoryOutboxStore(Clock clock, long maxPayloadBytes) {
-        this.clock = Objects.requireNonNull(clock, "clock must not be null");
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
-        }
-        this.maxPayloadBytes = maxPayloadBytes;
+    public static Builder builder() {
+        return new Builder();
     }
 
     /**
@@ -142,7 +129,7 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
      */
     public final class Transaction {
 
-        private final List<StoredMessage> pending = new ArrayList<>();
+        private final List<InMemoryStoredMessage> pending = new ArrayList<>();
         private boolean done;
 
         private Transaction() {
@@ -163,7 +150,7 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
                 Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
             }
             for (OutboxMessage m : batch) {
-                pending.add(new StoredMessage(m, sequence.incrementAndGet()));
+                pending.add(new InMemoryStoredMessage(m, sequence.incrementAndGet()));
             }
         }
 
@@ -175,7 +162,7 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
         public void commit() {
             requireOpen();
             done = true;
-            for (StoredMessage m : pending) {
+            for (InMemoryStoredMessage m : pending) {
                 messages.computeIfAbsent(m.bucket(), b -> new ConcurrentSkipListMap<>()).put(m.sequence, m);
             }
         }
@@ -276,7 +263,7 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
         Objects.requireNonNull(buckets, "buckets must not be null");
         TreeSet<Integer> pending = new TreeSet<>();
         for (Integer bucket : buckets) {
-            Map<Long, StoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
+            Map<Long, InMemoryStoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
             if (rows != null && !rows.isEmpty()) {
                 pending.add(bucket);
             }
@@ -290,12 +277,12 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
         if (maxCount < 1) {
             throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
         }
-        ConcurrentNavigableMap<Long, StoredMessage> rows = messages.get(bucket);
+        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         if (rows == null) {
             return List.of();
         }
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
-        for (StoredMessage m : rows.values()) {
+        for (InMemoryStoredMessage m : rows.values()) {
             if (batch.size() == maxCount) {
                 break;
             }
@@ -308,9 +295,9 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
     public void markPublished(int bucket, List<OutboxMessage> published) {
         requireBucket(bucket);
         Objects.requireNonNull(published, "published must not be null");
-        Map<Long, StoredMessage> rows = messages.get(bucket);
+        Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         for (OutboxMessage m : published) {
-            if (!(m instanceof StoredMessage stored) || stored.bucket() != bucket) {
+            if (!(m instanceof InMemoryStoredMessage stored) || stored.bucket() != bucket) {
                 throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
                         + " was not read from bucket " + bucket + " of this store");
             }
@@ -325,8 +312,8 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
         Objects.requireNonNull(timeout, "timeout must not be null");
         long count = 0;
         Instant oldest = null;
-        for (ConcurrentNavigableMap<Long, StoredMessage> rows : messages.values()) {
-            for (StoredMessage m : rows.values()) {
+        for (ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows : messages.values()) {
+            for (InMemoryStoredMessage m : rows.values()) {
                 count++;
                 if (oldest == null || m.createdAt().isBefore(oldest)) {
                     oldest = m.createdAt();
@@ -367,12 +354,64 @@ public final class InMemoryOutboxStore implements OutboxStore, LeaseRenewal, Pen
     }
 
     /** A message as stored, carrying its sequence number: the native id of this store. */
-    private static final class StoredMessage extends OutboxMessage {
+    private static final class InMemoryStoredMessage extends OutboxMessage {
         private final long sequence;
 
-        StoredMessage(OutboxMessage message, long sequence) {
+        InMemoryStoredMessage(OutboxMessage message, long sequence) {
             super(message);
             this.sequence = sequence;
+        }
+    }
+
+    /** Does nothing: the store owns no resource outside the heap, and its data stays readable. */
+    @Override
+    public void close() {
+    }
+
+    /** Builds an {@link InMemoryOutboxStore}. Each setter validates at once; not thread-safe. */
+    public static final class Builder {
+
+        private Clock clock = Clock.systemUTC();
+        private long maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the source of all lease time (S11).
+         *
+         * @param clock the clock; not null; default {@link Clock#systemUTC()}
+         * @return this builder
+         * @throws NullPointerException if {@code clock} is null
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Sets the largest payload accepted (S10).
+         *
+         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()}, in bytes, {@code >= 0};
+         *     default {@value InMemoryOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}, naming the value
+         */
+        public Builder maxPayloadBytes(long maxPayloadBytes) {
+            if (maxPayloadBytes < 0) {
+                throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
+            }
+            this.maxPayloadBytes = maxPayloadBytes;
+            return this;
+        }
+
+        /**
+         * Builds a new, empty store.
+         *
+         * @return the store
+         */
+        public InMemoryOutboxStore build() {
+            return new InMemoryOutboxStore(this);
         }
     }
 }

@@ -2,10 +2,9 @@ package io.outbox.tck;
 
 import com.google.auto.service.AutoService;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
-import java.time.Clock;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -57,11 +56,11 @@ public final class InMemoryOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String name = parsed.getString(NAME_CONFIG);
         if (name == null) {
-            return new InMemoryOutboxStore(Clock.systemUTC(), parsed.getLong(MAX_PAYLOAD_BYTES));
+            return InMemoryOutboxStore.builder().maxPayloadBytes(parsed.getLong(MAX_PAYLOAD_BYTES)).build();
         }
         InMemoryOutboxStore store = REGISTERED.get(name);
         if (store == null) {

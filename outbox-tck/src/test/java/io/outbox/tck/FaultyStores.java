@@ -51,7 +51,7 @@ final class FaultyStores {
         final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
 
         Storage(Clock clock) {
-            this.rows = new InMemoryOutboxStore(clock);
+            this.rows = InMemoryOutboxStore.builder().clock(clock).build();
         }
     }
 

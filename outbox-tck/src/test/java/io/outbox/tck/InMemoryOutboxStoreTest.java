@@ -15,7 +15,7 @@ class InMemoryOutboxStoreTest extends OutboxStoreTck {
 
     @Override
     protected void createStorage() {
-        storage = new InMemoryOutboxStore(clock());
+        storage = InMemoryOutboxStore.builder().clock(clock()).build();
         name = "tck-" + UUID.randomUUID();
         InMemoryOutboxStoreProvider.register(name, storage);
     }

@@ -2,7 +2,7 @@ package io.outbox.relay.standalone;
 
 import com.google.auto.service.AutoService;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
 import io.outbox.tck.InMemoryOutboxStoreProvider;
@@ -64,7 +64,7 @@ public final class ScriptedStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String name = parsed.getString("name");
         int call = CALLS.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();

@@ -108,7 +108,7 @@ class StandaloneRelayRunTest {
     @Test
     void r9_publishesUntilAskedToStopThenGivesItsLeasesBackAndExitsWithZero() throws Exception {
         String name = "run-" + UUID.randomUUID();
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         InMemoryOutboxStoreProvider.register(name, store);
         try {
             String topic = "standalone-run";
@@ -140,7 +140,7 @@ class StandaloneRelayRunTest {
     @Test
     void r6_s8_rowsOutsideTheBucketRangeStopTheRelayWithExitCodeThreeAndOneErrorLine() throws Exception {
         String name = "fatal-" + UUID.randomUUID();
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         InMemoryOutboxStoreProvider.register(name, store);
         PrintStream originalErr = System.err;
         ByteArrayOutputStream log = new ByteArrayOutputStream();
@@ -194,7 +194,7 @@ class StandaloneRelayRunTest {
     @Test
     void r7_aStoreThatCannotBeOpenedIsRetriedWithItsSecretsHiddenFromTheLog() throws Exception {
         String name = "flaky-" + UUID.randomUUID();
-        InMemoryOutboxStoreProvider.register(name, new InMemoryOutboxStore());
+        InMemoryOutboxStoreProvider.register(name, InMemoryOutboxStore.builder().build());
         PrintStream originalErr = System.err;
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes

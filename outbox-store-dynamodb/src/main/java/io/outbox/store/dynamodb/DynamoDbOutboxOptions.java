@@ -5,10 +5,12 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * Immutable settings of a {@link DynamoDbOutboxStore} and a {@link DynamoDbOutboxWriter}: the two
+ * Immutable settings of a {@link DynamoDbOutboxStore} and its {@link DynamoDbOutboxWriter}: the two
  * table names, the clock all lease time comes from (rule S11), and how many bucket probes of
- * {@link DynamoDbOutboxStore#bucketsWithPending} run at once. Build one with {@link #builder()};
- * {@link #defaults()} gives the defaults. Instances are immutable and thread-safe.
+ * {@link DynamoDbOutboxStore#bucketsWithPending} run at once. Set them on
+ * {@link DynamoDbOutboxStore#builder(software.amazon.awssdk.services.dynamodb.DynamoDbClient)} and
+ * read them back with {@link DynamoDbOutboxStore#options()}. Instances are immutable and
+ * thread-safe.
  *
  * <p>Writers and relays sharing an outbox must use the same table names.
  */
@@ -44,7 +46,7 @@ public final class DynamoDbOutboxOptions {
      *
      * @return the default options
      */
-    public static DynamoDbOutboxOptions defaults() {
+    static DynamoDbOutboxOptions defaults() {
         return builder().build();
     }
 
@@ -53,7 +55,7 @@ public final class DynamoDbOutboxOptions {
      *
      * @return a new builder; not thread-safe
      */
-    public static Builder builder() {
+    static Builder builder() {
         return new Builder();
     }
 
@@ -62,7 +64,7 @@ public final class DynamoDbOutboxOptions {
      *
      * @return a new builder holding these options' values
      */
-    public Builder toBuilder() {
+    Builder toBuilder() {
         return new Builder().messagesTable(messagesTable).coordinationTable(coordinationTable).clock(clock)
                 .probeParallelism(probeParallelism);
     }
@@ -110,7 +112,7 @@ public final class DynamoDbOutboxOptions {
     }
 
     /** Builds {@link DynamoDbOutboxOptions}; validates in {@link #build()}. Not thread-safe. */
-    public static final class Builder {
+    static final class Builder {
 
         private String messagesTable = DEFAULT_MESSAGES_TABLE;
         private String coordinationTable = DEFAULT_COORDINATION_TABLE;

@@ -7,7 +7,7 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
@@ -94,11 +94,18 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * {@code SdkException}, which the relay treats as transient (R3). Nothing is lost: rows leave the
  * table only through {@link #markPublished} (S9).
  *
- * <p>Thread-safe (S12). A store built on a caller's client leaves it open on {@link #close()}; one
- * built by the provider closes its own.
+ * <h2>Building</h2>
+ * <pre>{@code
+ * DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(dynamoDb).messagesTable("orders_outbox").build();
+ * store.createSchema();   // or verifySchema() where the tables come from infrastructure code
+ * items.add(store.writer().prepare(message));   // into the caller's TransactWriteItems
+ * }</pre>
+ * {@link Builder#build()} calls no DynamoDB API.
+ *
+ * <p>Thread-safe (S12). A store leaves the caller's client open on {@link #close()} unless
+ * {@link Builder#closeClient(boolean)} is set (the provider sets it for the client it builds).
  */
-public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        AutoCloseable {
+public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
     /**
      * The largest payload (key + value + encoded headers) this store accepts, in bytes: DynamoDB's
@@ -124,17 +131,6 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
     private final AtomicLong refusedWrites = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /**
-     * Creates a store on the caller's client; {@link #close()} leaves the client open.
-     *
-     * @param client the DynamoDB client; not null. Configure its retry strategy for throttling
-     *     (see the module README); the store adds retries only for unprocessed batch items.
-     * @param options table names, clock and probe parallelism; not null
-     */
-    public DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options) {
-        this(client, options, false);
-    }
-
     DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
         this.client = Objects.requireNonNull(client, "client must not be null");
         this.options = Objects.requireNonNull(options, "options must not be null");
@@ -159,12 +155,76 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
     }
 
     /**
-     * The enqueue helper on this store's client and tables (E4).
+     * Starts building a store on a client.
      *
-     * @return the writer; thread-safe
+     * @param client the DynamoDB client; not null. Configure its retry strategy for throttling
+     *     (see the module README); the store adds retries only for unprocessed batch items.
+     * @return a builder with the defaults: tables {@value DynamoDbOutboxOptions#DEFAULT_MESSAGES_TABLE}
+     *     and {@value DynamoDbOutboxOptions#DEFAULT_COORDINATION_TABLE}, the system UTC clock,
+     *     {@value DynamoDbOutboxOptions#DEFAULT_PROBE_PARALLELISM} concurrent probes, the client
+     *     left open on close
+     * @throws NullPointerException if {@code client} is null
+     */
+    public static Builder builder(DynamoDbClient client) {
+        return new Builder(client);
+    }
+
+    /**
+     * The enqueue helper on this store's client and tables (E4): it returns the items for the
+     * caller's own {@code TransactWriteItems}.
+     *
+     * @return the writer, the same instance on every call; thread-safe
      */
     public DynamoDbOutboxWriter writer() {
         return writer;
+    }
+
+    /**
+     * The largest payload this store accepts (S10).
+     *
+     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
+     */
+    public long maxPayloadBytes() {
+        return MAX_PAYLOAD_BYTES;
+    }
+
+    /**
+     * Creates both tables unless they exist and waits until both are ACTIVE, at most
+     * {@link DynamoDbOutboxTables#DEFAULT_TIMEOUT} each; see {@link DynamoDbOutboxTables} for their
+     * layout. Idempotent: safe to call from every instance at start-up.
+     *
+     * @throws OutboxMisconfigurationException if a table exists with another key schema
+     * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
+     * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
+     */
+    public void createSchema() {
+        createSchema(DynamoDbOutboxTables.DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * Creates both tables unless they exist and waits until both are ACTIVE.
+     *
+     * @param timeout how long to wait for each table; not null, positive
+     * @throws OutboxMisconfigurationException if a table exists with another key schema
+     * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
+     * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
+     */
+    public void createSchema(Duration timeout) {
+        DynamoDbOutboxTables.create(client, options, timeout);
+    }
+
+    /**
+     * Checks that both tables exist and have the outbox's key schema, so that a store on absent
+     * tables fails at start-up instead of on each call. One {@code GetItem} of a key no outbox item
+     * has per table (no {@code DescribeTable} permission needed). The provider calls it when
+     * {@value DynamoDbOutboxStoreProvider#CREATE_TABLES} is off.
+     *
+     * @throws OutboxMisconfigurationException naming every absent table and how to create it, or a
+     *     table whose key schema differs; rule R6 makes it fatal
+     * @throws software.amazon.awssdk.core.exception.SdkException on another DynamoDB error
+     */
+    public void verifySchema() {
+        DynamoDbOutboxTables.verify(client, options);
     }
 
     /**
@@ -522,7 +582,7 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
         Objects.requireNonNull(published, "published must not be null");
         TreeSet<Long> seqs = new TreeSet<>();
         for (OutboxMessage m : published) {
-            if (!(m instanceof DynamoDbMessage stored) || stored.bucket() != bucket
+            if (!(m instanceof DynamoDbStoredMessage stored) || stored.bucket() != bucket
                     || !stored.table().equals(messagesTable)) {
                 throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
                         + " was not read from bucket " + bucket + " of table " + messagesTable);
@@ -631,10 +691,6 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
     }
 
     /**
-     * Stops the probe threads and, when the provider built this store, closes its client.
-     * Idempotent.
-     */
-    /**
      * Runs a store call; a table that does not exist (dropped, or never created) becomes an
      * {@link OutboxMisconfigurationException} naming it, which stops a relay (R6) instead of
      * being retried for ever.
@@ -663,6 +719,10 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
         });
     }
 
+    /**
+     * Stops the probe threads and, when the store owns its client
+     * ({@link Builder#closeClient(boolean)}), closes it. Idempotent.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
@@ -678,5 +738,98 @@ public final class DynamoDbOutboxStore implements OutboxStore, LeaseRenewal, Pen
     @Override
     public String toString() {
         return "DynamoDbOutboxStore[" + options + ", ownsClient=" + ownsClient + "]";
+    }
+
+    /**
+     * Builds a {@link DynamoDbOutboxStore}. Not thread-safe; validation happens in
+     * {@link #build()}, which may be called more than once.
+     */
+    public static final class Builder {
+
+        private final DynamoDbClient client;
+        private String messagesTable = DynamoDbOutboxOptions.DEFAULT_MESSAGES_TABLE;
+        private String coordinationTable = DynamoDbOutboxOptions.DEFAULT_COORDINATION_TABLE;
+        private Clock clock = Clock.systemUTC();
+        private int probeParallelism = DynamoDbOutboxOptions.DEFAULT_PROBE_PARALLELISM;
+        private boolean closeClient;
+
+        private Builder(DynamoDbClient client) {
+            this.client = Objects.requireNonNull(client, "client must not be null");
+        }
+
+        /**
+         * Sets the messages table name.
+         *
+         * @param name 3 to 255 characters of {@code [a-zA-Z0-9_.-]}; default
+         *     {@value DynamoDbOutboxOptions#DEFAULT_MESSAGES_TABLE}; checked in {@link #build()}
+         * @return this builder
+         */
+        public Builder messagesTable(String name) {
+            this.messagesTable = name;
+            return this;
+        }
+
+        /**
+         * Sets the coordination table name (leases, heartbeats, sequence counters).
+         *
+         * @param name 3 to 255 characters of {@code [a-zA-Z0-9_.-]}, different from the messages
+         *     table; default {@value DynamoDbOutboxOptions#DEFAULT_COORDINATION_TABLE}; checked in
+         *     {@link #build()}
+         * @return this builder
+         */
+        public Builder coordinationTable(String name) {
+            this.coordinationTable = name;
+            return this;
+        }
+
+        /**
+         * Sets the clock for all lease time (S11).
+         *
+         * @param clock the clock; not null (checked in {@link #build()}); default {@link Clock#systemUTC()}
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Sets how many single-bucket probes {@link DynamoDbOutboxStore#bucketsWithPending} runs at once.
+         *
+         * @param parallelism {@code >= 1} (1 probes on the caller's thread); default
+         *     {@value DynamoDbOutboxOptions#DEFAULT_PROBE_PARALLELISM}; checked in {@link #build()}
+         * @return this builder
+         */
+        public Builder probeParallelism(int parallelism) {
+            this.probeParallelism = parallelism;
+            return this;
+        }
+
+        /**
+         * Whether {@link DynamoDbOutboxStore#close()} also closes the client. Set it when the store
+         * is the client's only user.
+         *
+         * @param close true to close the client with the store; default false
+         * @return this builder
+         */
+        public Builder closeClient(boolean close) {
+            this.closeClient = close;
+            return this;
+        }
+
+        /**
+         * Validates and builds the store; calls no DynamoDB API (call
+         * {@link DynamoDbOutboxStore#createSchema()} or {@link DynamoDbOutboxStore#verifySchema()}).
+         *
+         * @return the store
+         * @throws NullPointerException if a table name or the clock is null
+         * @throws IllegalArgumentException naming the setting and the value when a table name breaks
+         *     DynamoDB's naming rule, both names are equal, or the parallelism is below 1
+         */
+        public DynamoDbOutboxStore build() {
+            DynamoDbOutboxOptions options = DynamoDbOutboxOptions.builder().messagesTable(messagesTable)
+                    .coordinationTable(coordinationTable).clock(clock).probeParallelism(probeParallelism).build();
+            return new DynamoDbOutboxStore(client, options, closeClient);
+        }
     }
 }

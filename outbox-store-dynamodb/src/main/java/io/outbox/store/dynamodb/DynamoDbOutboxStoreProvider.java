@@ -2,7 +2,7 @@ package io.outbox.store.dynamodb;
 
 import com.google.auto.service.AutoService;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.net.URI;
@@ -115,25 +115,26 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
-        DynamoDbOutboxOptions options;
+        DynamoDbClient client = buildClient(parsed);
+        DynamoDbOutboxStore store;
         try {
-            options = DynamoDbOutboxOptions.builder()
+            store = DynamoDbOutboxStore.builder(client)
                     .messagesTable(parsed.getString(MESSAGES_TABLE))
                     .coordinationTable(parsed.getString(COORDINATION_TABLE))
+                    .closeClient(true)
                     .build();
         } catch (IllegalArgumentException e) {
+            client.close();
             throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
                     + e.getMessage(), e);
         }
-        DynamoDbClient client = buildClient(parsed);
-        DynamoDbOutboxStore store = new DynamoDbOutboxStore(client, options, true);
         try {
             if (parsed.getBoolean(CREATE_TABLES)) {
-                DynamoDbOutboxTables.create(client, options);
+                store.createSchema();
             } else {
-                DynamoDbOutboxTables.verify(client, options);
+                store.verifySchema();
             }
         } catch (RuntimeException e) {
             store.close();

@@ -23,7 +23,8 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
 /**
  * The two tables of a DynamoDB outbox, as {@link CreateTableRequest}s to copy into infrastructure
- * code, and {@link #create} to make them from the application or a test.
+ * code; {@link DynamoDbOutboxStore#createSchema()} makes them from the application or a test, and
+ * {@link DynamoDbOutboxStore#verifySchema()} checks them.
  *
  * <table>
  *   <caption>Tables (both on-demand billing, no indexes, no TTL: pending rows never expire, S9)</caption>
@@ -40,7 +41,7 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
  */
 public final class DynamoDbOutboxTables {
 
-    /** How long {@link #create(DynamoDbClient, DynamoDbOutboxOptions)} waits for the tables to be ACTIVE. */
+    /** How long {@link DynamoDbOutboxStore#createSchema()} waits for each table to be ACTIVE. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
     private DynamoDbOutboxTables() {
@@ -77,7 +78,7 @@ public final class DynamoDbOutboxTables {
      * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
      * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
      */
-    public static void create(DynamoDbClient client, DynamoDbOutboxOptions options) {
+    static void create(DynamoDbClient client, DynamoDbOutboxOptions options) {
         create(client, options, DEFAULT_TIMEOUT);
     }
 
@@ -91,7 +92,7 @@ public final class DynamoDbOutboxTables {
      * @throws IllegalStateException if a table is not ACTIVE in time, or the thread is interrupted
      * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
      */
-    public static void create(DynamoDbClient client, DynamoDbOutboxOptions options, Duration timeout) {
+    static void create(DynamoDbClient client, DynamoDbOutboxOptions options, Duration timeout) {
         Objects.requireNonNull(client, "client must not be null");
         Objects.requireNonNull(options, "options must not be null");
         Objects.requireNonNull(timeout, "timeout must not be null");
@@ -113,7 +114,7 @@ public final class DynamoDbOutboxTables {
      * @throws software.amazon.awssdk.core.exception.SdkException on another DynamoDB error (a
      *     network error, throttling, missing permission)
      */
-    public static void verify(DynamoDbClient client, DynamoDbOutboxOptions options) {
+    static void verify(DynamoDbClient client, DynamoDbOutboxOptions options) {
         Objects.requireNonNull(client, "client must not be null");
         Objects.requireNonNull(options, "options must not be null");
         List<String> absent = new ArrayList<>();

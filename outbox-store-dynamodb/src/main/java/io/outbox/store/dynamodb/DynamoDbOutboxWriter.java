@@ -26,10 +26,10 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * messages exist if and only if the business change commits.
  *
  * <pre>{@code
- * DynamoDbOutboxWriter outbox = new DynamoDbOutboxWriter(dynamoDb, DynamoDbOutboxOptions.defaults());
+ * DynamoDbOutboxWriter outbox = store.writer();     // DynamoDbOutboxStore.builder(dynamoDb)...build()
  * List<TransactWriteItem> items = new ArrayList<>();
  * items.add(TransactWriteItem.builder().put(orderPut).build());          // the business write
- * items.add(outbox.prepare(OutboxMessage.create("orders", id, json, keySer, valueSer, 8)));
+ * items.add(outbox.prepare(messages.create("orders", id, json)));        // an OutboxMessageFactory
  * dynamoDb.transactWriteItems(r -> r.transactItems(items));
  * }</pre>
  *
@@ -46,7 +46,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * (key + value + encoded headers) above {@link DynamoDbOutboxStore#MAX_PAYLOAD_BYTES} is refused with
  * {@link OutboxPayloadTooLargeException} before anything is reserved or written (S10).
  *
- * <p>Thread-safe; the client is the caller's and is not closed here.
+ * <p>Get it from {@link DynamoDbOutboxStore#writer()}, so that it writes the tables the store reads.
+ * Thread-safe; the client is the store's and is not closed here.
  */
 public final class DynamoDbOutboxWriter {
 
@@ -70,13 +71,8 @@ public final class DynamoDbOutboxWriter {
     private final String messagesTable;
     private final String coordinationTable;
 
-    /**
-     * Creates a writer on the caller's client.
-     *
-     * @param client the DynamoDB client; not null; not closed by the writer
-     * @param options the table names (the clock is not used on the enqueue side); not null
-     */
-    public DynamoDbOutboxWriter(DynamoDbClient client, DynamoDbOutboxOptions options) {
+    /** A writer on the store's client and tables (the clock is not used on the enqueue side). */
+    DynamoDbOutboxWriter(DynamoDbClient client, DynamoDbOutboxOptions options) {
         this.client = Objects.requireNonNull(client, "client must not be null");
         Objects.requireNonNull(options, "options must not be null");
         this.messagesTable = options.messagesTable();

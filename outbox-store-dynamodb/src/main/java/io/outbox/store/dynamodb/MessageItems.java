@@ -81,7 +81,7 @@ final class MessageItems {
         return item;
     }
 
-    static DynamoDbMessage fromItem(String table, Map<String, AttributeValue> item) {
+    static DynamoDbStoredMessage fromItem(String table, Map<String, AttributeValue> item) {
         int bucket = Math.toIntExact(requiredNumber(item, BUCKET));
         long seq = requiredNumber(item, SEQ);
         try {
@@ -90,7 +90,7 @@ final class MessageItems {
                     OutboxHeaderCodec.decode(required(item, HEADERS).b().asByteArray()),
                     item.containsKey(PARTITION) ? Math.toIntExact(requiredNumber(item, PARTITION)) : null,
                     Instant.ofEpochMilli(requiredNumber(item, CREATED_AT)));
-            return new DynamoDbMessage(message, table, seq);
+            return new DynamoDbStoredMessage(message, table, seq);
         } catch (RuntimeException e) {
             throw new IllegalStateException("corrupt outbox item in table " + table + " (bucket " + bucket + ", seq "
                     + seq + "): " + e.getMessage(), e);

@@ -68,7 +68,7 @@ abstract class AbstractDynamoDbEnqueueTest {
                         .attributeType(ScalarAttributeType.S).build())
                 .keySchema(KeySchemaElement.builder().attributeName("id").keyType(KeyType.HASH).build()));
         client.waiter().waitUntilTableExists(r -> r.tableName(ordersTable));
-        store = new DynamoDbOutboxStore(client, tables);
+        store = DynamoDbBackend.storeOn(client, tables).build();
         writer = store.writer();
     }
 

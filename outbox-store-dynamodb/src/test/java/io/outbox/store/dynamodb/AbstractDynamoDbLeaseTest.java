@@ -78,7 +78,7 @@ abstract class AbstractDynamoDbLeaseTest {
 
     /** A store on its own client, as a separate relay process would have; closed after the test. */
     private DynamoDbOutboxStore store(DynamoDbClient client) {
-        DynamoDbOutboxStore store = new DynamoDbOutboxStore(client, tables.toBuilder().clock(clock).build(), true);
+        DynamoDbOutboxStore store = DynamoDbBackend.storeOn(client, tables).clock(clock).closeClient(true).build();
         closeables.add(store);
         return store;
     }
@@ -329,14 +329,14 @@ abstract class AbstractDynamoDbLeaseTest {
     // ---------------------------------------------------------------------------------------
 
     @Test
-    void tables_createIsIdempotentAndRefusesAnotherKeySchema() {
-        DynamoDbOutboxTables.create(admin, tables);
+    void tables_createSchemaIsIdempotentAndRefusesAnotherKeySchema() {
+        DynamoDbBackend.storeOn(admin, tables).build().createSchema();
         DynamoDbOutboxOptions clash = DynamoDbBackend.uniqueTables();
         admin.createTable(r -> r.tableName(clash.coordinationTable()).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(DynamoDbOutboxTables.messagesTableRequest("x").attributeDefinitions())
                 .keySchema(DynamoDbOutboxTables.messagesTableRequest("x").keySchema()));
         try {
-            assertThatThrownBy(() -> DynamoDbOutboxTables.create(admin, clash))
+            assertThatThrownBy(() -> DynamoDbBackend.storeOn(admin, clash).build().createSchema())
                     .isInstanceOf(OutboxMisconfigurationException.class)
                     .hasMessageContaining(clash.coordinationTable());
         } finally {
@@ -388,7 +388,7 @@ abstract class AbstractDynamoDbLeaseTest {
         closeables.add(() -> DynamoDbBackend.dropTables(admin, other));
         admin.createTable(DynamoDbOutboxTables.coordinationTableRequest(other.messagesTable()));
         admin.createTable(DynamoDbOutboxTables.coordinationTableRequest(other.coordinationTable()));
-        assertThatThrownBy(() -> DynamoDbOutboxTables.verify(admin, other))
+        assertThatThrownBy(() -> DynamoDbBackend.storeOn(admin, other).build().verifySchema())
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining(other.messagesTable())
                 .hasMessageContaining("key schema");

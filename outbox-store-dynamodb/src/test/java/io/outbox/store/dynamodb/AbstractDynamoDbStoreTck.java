@@ -35,7 +35,7 @@ abstract class AbstractDynamoDbStoreTck extends OutboxStoreTck {
     /** A new client per store, as separate relay processes would have; the store closes it. */
     @Override
     protected OutboxStore newStore(Clock clock) {
-        return new DynamoDbOutboxStore(backend().newClient(), tables.toBuilder().clock(clock).build(), true);
+        return DynamoDbBackend.storeOn(backend().newClient(), tables).clock(clock).closeClient(true).build();
     }
 
     @Override

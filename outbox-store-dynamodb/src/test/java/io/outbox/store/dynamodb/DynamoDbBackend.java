@@ -79,9 +79,15 @@ record DynamoDbBackend(String name, URI endpoint, String region, String accessKe
                 .build();
     }
 
-    /** Creates both tables. */
+    /** A store builder on these tables. */
+    static DynamoDbOutboxStore.Builder storeOn(DynamoDbClient client, DynamoDbOutboxOptions tables) {
+        return DynamoDbOutboxStore.builder(client).messagesTable(tables.messagesTable())
+                .coordinationTable(tables.coordinationTable());
+    }
+
+    /** Creates both tables, as {@link DynamoDbOutboxStore#createSchema()} does. */
     static void createTables(DynamoDbClient client, DynamoDbOutboxOptions tables) {
-        DynamoDbOutboxTables.create(client, tables);
+        storeOn(client, tables).build().createSchema();
     }
 
     /** Deletes both tables, ignoring ones already gone. */

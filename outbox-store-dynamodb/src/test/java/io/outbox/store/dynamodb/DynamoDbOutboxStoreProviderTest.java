@@ -98,10 +98,10 @@ class DynamoDbOutboxStoreProviderTest {
     @Test
     void aStoreFromTheProviderOwnsItsClientAndOneOnTheCallersClientDoesNot() {
         DelegatingDynamoDbClient owned = new DelegatingDynamoDbClient(null);
-        new DynamoDbOutboxStore(owned, DynamoDbOutboxOptions.defaults(), true).close();
+        DynamoDbOutboxStore.builder(owned).closeClient(true).build().close();
         assertThat(owned.closed).isTrue();
         DelegatingDynamoDbClient callers = new DelegatingDynamoDbClient(null);
-        try (DynamoDbOutboxStore store = new DynamoDbOutboxStore(callers, DynamoDbOutboxOptions.defaults())) {
+        try (DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(callers).build()) {
             assertThat(store.options().messagesTable()).isEqualTo("outbox_messages");
         }
         assertThat(callers.closed).isFalse();

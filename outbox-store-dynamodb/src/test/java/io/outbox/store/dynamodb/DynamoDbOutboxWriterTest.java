@@ -69,7 +69,7 @@ class DynamoDbOutboxWriterTest {
     void aCancellationForTransientReasonsIsSentAgain() {
         ScriptedClient client = new ScriptedClient(cancelled("None", "TransactionConflict"),
                 cancelled("ThrottlingError", "None"));
-        new DynamoDbOutboxWriter(client, DynamoDbOutboxOptions.defaults()).enqueue(oneMessage());
+        DynamoDbOutboxStore.builder(client).build().writer().enqueue(oneMessage());
         assertThat(client.transactions).hasValue(3);
     }
 
@@ -77,7 +77,7 @@ class DynamoDbOutboxWriterTest {
     void aFailedConditionIsThrownAtOnce() {
         TransactionCanceledException condition = cancelled("ConditionalCheckFailed", "TransactionConflict");
         ScriptedClient client = new ScriptedClient(condition);
-        assertThatThrownBy(() -> new DynamoDbOutboxWriter(client, DynamoDbOutboxOptions.defaults())
+        assertThatThrownBy(() -> DynamoDbOutboxStore.builder(client).build().writer()
                 .enqueue(oneMessage())).isSameAs(condition);
         assertThat(client.transactions).hasValue(1);
     }
@@ -87,7 +87,7 @@ class DynamoDbOutboxWriterTest {
         RuntimeException[] conflicts = new RuntimeException[DynamoDbOutboxWriter.MAX_TRANSACTION_ATTEMPTS];
         Arrays.setAll(conflicts, i -> cancelled("TransactionConflict"));
         ScriptedClient client = new ScriptedClient(conflicts);
-        assertThatThrownBy(() -> new DynamoDbOutboxWriter(client, DynamoDbOutboxOptions.defaults())
+        assertThatThrownBy(() -> DynamoDbOutboxStore.builder(client).build().writer()
                 .enqueue(oneMessage())).isSameAs(conflicts[conflicts.length - 1]);
         assertThat(client.transactions).hasValue(DynamoDbOutboxWriter.MAX_TRANSACTION_ATTEMPTS);
     }
@@ -105,7 +105,7 @@ class DynamoDbOutboxWriterTest {
     @Test
     void anEmptyEnqueueMakesNoCall() {
         ScriptedClient client = new ScriptedClient();
-        new DynamoDbOutboxWriter(client, DynamoDbOutboxOptions.defaults()).enqueue(List.of());
+        DynamoDbOutboxStore.builder(client).build().writer().enqueue(List.of());
         assertThat(client.transactions).hasValue(0);
     }
 }

@@ -46,7 +46,7 @@ class MessageItemsTest {
         assertThat(MessageItems.toItem(nulls, 1)).doesNotContainKeys("key", "value", "partition");
         assertThat(MessageItems.toItem(empties, 1)).containsKeys("key", "value", "partition");
         assertThat(MessageItems.fromItem("t", MessageItems.toItem(nulls, 7)).sameContent(nulls)).isTrue();
-        DynamoDbMessage read = MessageItems.fromItem("t", MessageItems.toItem(empties, 8));
+        DynamoDbStoredMessage read = MessageItems.fromItem("t", MessageItems.toItem(empties, 8));
         assertThat(read.sameContent(empties)).isTrue();
         assertThat(read.seq()).isEqualTo(8);
     }

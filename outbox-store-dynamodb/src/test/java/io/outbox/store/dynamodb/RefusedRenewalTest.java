@@ -49,8 +49,7 @@ class RefusedRenewalTest {
                 return GetItemResponse.builder().item(stored).build();
             }
         };
-        try (DynamoDbOutboxStore store = new DynamoDbOutboxStore(client,
-                DynamoDbOutboxOptions.builder().clock(CLOCK).build())) {
+        try (DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(client).clock(CLOCK).build()) {
             List<Integer> held = store.renewBucketLeases(new LeaseRequest("relay-a", 4, LEASE, List.of(0)));
             assertThat(store.refusedConditionalWrites()).isEqualTo(1);
             return held;

@@ -5,7 +5,7 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
@@ -99,8 +99,7 @@ import javax.sql.DataSource;
  * table, column or schema: that is an {@link OutboxMisconfigurationException} naming it, which
  * stops a relay (rule R6) instead of being retried for ever.
  */
-public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        AutoCloseable {
+public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
     /**
      * The default largest payload, in bytes: 1,000,000, which a Kafka producer and broker on their
@@ -513,7 +512,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
         });
     }
 
-    private StoredMessage read(Sql s, ResultSet row, int bucket) throws SQLException {
+    private JdbcStoredMessage read(Sql s, ResultSet row, int bucket) throws SQLException {
         long id = row.getLong(1);
         UUID messageId = s.dialect.getMessageId(row, 2);
         String topic = row.getString(3);
@@ -523,7 +522,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
         int partition = row.getInt(7);
         Integer partitionOrNull = row.wasNull() ? null : partition;
         Instant createdAt = Instant.ofEpochMilli(row.getLong(8));
-        return new StoredMessage(tables, id, messageId, bucket, topic, key, value, OutboxHeaderCodec.decode(headers),
+        return new JdbcStoredMessage(tables, id, messageId, bucket, topic, key, value, OutboxHeaderCodec.decode(headers),
                 partitionOrNull, createdAt);
     }
 
@@ -533,7 +532,7 @@ public final class JdbcOutboxStore implements OutboxStore, LeaseRenewal, Pending
         Objects.requireNonNull(published, "published must not be null");
         List<Long> ids = new ArrayList<>(published.size());
         for (OutboxMessage m : published) {
-            if (!(m instanceof StoredMessage stored) || stored.bucket() != bucket || !stored.tables().equals(tables)) {
+            if (!(m instanceof JdbcStoredMessage stored) || stored.bucket() != bucket || !stored.tables().equals(tables)) {
                 throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
                         + " was not read from bucket " + bucket + " of the outbox table " + tables.messages());
             }

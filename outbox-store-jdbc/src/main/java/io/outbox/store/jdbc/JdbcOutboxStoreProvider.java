@@ -4,7 +4,7 @@ import com.google.auto.service.AutoService;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.sql.DriverManager;
@@ -140,7 +140,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      *     tables cannot be created
      */
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String url = parsed.getString(URL);
         JdbcDialect dialect;

@@ -15,11 +15,13 @@ import java.util.Objects;
  * {@link java.sql.Connection}, inside the caller's transaction, next to the business change.
  *
  * <pre>{@code
+ * JdbcOutboxWriter writer = store.writer();       // JdbcOutboxStore.builder(dataSource)...build()
+ * OutboxMessageFactory<String, String> messages = OutboxMessageFactory.builder(16)
+ *         .keySerializer(new StringSerializer()).valueSerializer(new StringSerializer()).build();
  * try (Connection c = dataSource.getConnection()) {
  *     c.setAutoCommit(false);
  *     insertOrder(c, order);                                   // the business change
- *     writer.enqueue(c, OutboxMessage.create("orders", order.id(), json,
- *             new StringSerializer(), new StringSerializer(), 16));
+ *     writer.enqueue(c, messages.create("orders", order.id(), json));
  *     c.commit();                                              // both, or neither
  * }
  * // then, if the relay runs in this process: relay.wakeUp()
@@ -45,7 +47,9 @@ import java.util.Objects;
  * before the first commits: enqueue <em>after</em> the business write that locks the key's row
  * (update the order, then enqueue its event), as the example above does.
  *
- * <p>Instances are immutable and thread-safe; one can serve every thread of an application.
+ * <p>Get the writer from {@link JdbcOutboxStore#writer()}, so that it writes the tables the store
+ * reads, with its payload limit. Instances are immutable and thread-safe; one can serve every
+ * thread of an application.
  */
 public final class JdbcOutboxWriter {
 
@@ -64,32 +68,6 @@ public final class JdbcOutboxWriter {
         for (JdbcDialect d : JdbcDialect.values()) {
             sqlByDialect.put(d, new Sql(d, tables));
         }
-    }
-
-    /**
-     * A writer for the default tables and payload limit
-     * ({@value JdbcOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES} bytes); the dialect is read from each
-     * connection's metadata.
-     *
-     * @return the writer
-     */
-    public static JdbcOutboxWriter create() {
-        return create(JdbcOutboxTables.defaults(), JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES);
-    }
-
-    /**
-     * A writer for the given tables and payload limit; the dialect is read from each connection's
-     * metadata. Use the same settings as the relay's store, or {@link JdbcOutboxStore#writer()}.
-     *
-     * @param tables the table names; not null
-     * @param maxPayloadBytes the largest {@link OutboxMessage#payloadSize()} accepted, in bytes,
-     *     {@code >= 0}
-     * @return the writer
-     * @throws NullPointerException if {@code tables} is null
-     * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
-     */
-    public static JdbcOutboxWriter create(JdbcOutboxTables tables, long maxPayloadBytes) {
-        return new JdbcOutboxWriter(tables, maxPayloadBytes, null);
     }
 
     /**

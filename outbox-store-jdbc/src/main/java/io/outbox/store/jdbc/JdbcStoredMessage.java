@@ -7,12 +7,12 @@ import java.util.List;
 import java.util.UUID;
 
 /** A message as read from a messages table, carrying its row id for {@code markPublished} (S2). */
-final class StoredMessage extends OutboxMessage {
+final class JdbcStoredMessage extends OutboxMessage {
 
     private final JdbcOutboxTables tables;
     private final long id;
 
-    StoredMessage(JdbcOutboxTables tables, long id, UUID messageId, int bucket, String topic, byte[] key,
+    JdbcStoredMessage(JdbcOutboxTables tables, long id, UUID messageId, int bucket, String topic, byte[] key,
                   byte[] value, List<OutboxHeader> headers, Integer partition, Instant createdAt) {
         super(messageId, bucket, topic, key, value, headers, partition, createdAt);
         this.tables = tables;

@@ -187,8 +187,10 @@ abstract class JdbcDatabaseTestBase {
     }
 
     @Test
-    void E4_aStandaloneWriterReadsTheDialectFromTheConnection() throws SQLException {
-        JdbcOutboxWriter writer = JdbcOutboxWriter.create(JdbcOutboxTables.withPrefix(prefix), 100);
+    void E4_theWriterOfAStoreWithoutADialectReadsItFromTheConnection() throws SQLException {
+        JdbcOutboxWriter writer = JdbcOutboxStore.builder(pool).tablePrefix(prefix).maxPayloadBytes(100).build()
+                .writer();
+        assertThat(writer.maxPayloadBytes()).isEqualTo(100);
         OutboxMessage m = message(4, "standalone");
         try (Connection c = pool.getConnection()) {
             assertThat(JdbcDialect.detect(c)).isEqualTo(expectedDialect());

@@ -62,14 +62,14 @@ final class MessageDocuments {
      *
      * @throws IllegalStateException naming the document and the field when it is malformed
      */
-    static StoredMessage fromDocument(BsonDocument document, String collection) {
+    static MongoStoredMessage fromDocument(BsonDocument document, String collection) {
         try {
             UUID messageId = document.getBinary(ID).asUuid();
             OutboxMessage message = new OutboxMessage(messageId, document.getInt32(BUCKET).getValue(),
                     document.getString(TOPIC).getValue(), bytesOrNull(document, KEY), bytesOrNull(document, VALUE),
                     OutboxHeaderCodec.decode(document.getBinary(HEADERS).getData()), partition(document),
                     Instant.ofEpochMilli(document.getDateTime(CREATED_AT).getValue()));
-            return new StoredMessage(message, document.getInt64(SEQ).getValue());
+            return new MongoStoredMessage(message, document.getInt64(SEQ).getValue());
         } catch (BsonInvalidOperationException | IllegalArgumentException e) {
             throw new IllegalStateException("corrupt outbox message document _id=" + describeId(document)
                     + " in collection " + collection + ": " + e.getMessage(), e);
@@ -102,25 +102,5 @@ final class MessageDocuments {
             throw new BsonInvalidOperationException("field '" + PARTITION + "' is missing");
         }
         return value.isNull() ? null : value.asInt32().getValue();
-    }
-
-    /** A message as read from the store, carrying its per-bucket sequence number. */
-    static final class StoredMessage extends OutboxMessage {
-
-        private final long seq;
-
-        StoredMessage(OutboxMessage message, long seq) {
-            super(message);
-            this.seq = seq;
-        }
-
-        long seq() {
-            return seq;
-        }
-
-        @Override
-        public String toString() {
-            return super.toString() + "[seq=" + seq + "]";
-        }
     }
 }

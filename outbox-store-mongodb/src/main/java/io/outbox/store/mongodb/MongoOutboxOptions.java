@@ -7,9 +7,10 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * Where a {@link MongoOutboxStore} keeps its data and how it behaves: the database, the prefix
- * of its four collection names, the clock all lease time comes from (S11) and whether it creates
- * its index on start. Immutable and thread-safe; build one with {@link #builder(String)}.
+ * Where a {@link MongoOutboxStore} keeps its data: the database, the prefix of its four collection
+ * names and the clock all lease time comes from (S11), as set on
+ * {@link MongoOutboxStore#builder(com.mongodb.client.MongoClient)} and read back with
+ * {@link MongoOutboxStore#options()}. Immutable and thread-safe.
  *
  * <p>The four collections are {@code <prefix>messages}, {@code <prefix>sequences},
  * {@code <prefix>leases} and {@code <prefix>relays}. Writers (the enqueue helper) and relays
@@ -28,25 +29,12 @@ public final class MongoOutboxOptions {
     private final String database;
     private final String collectionPrefix;
     private final Clock clock;
-    private final boolean createIndexes;
 
-    private MongoOutboxOptions(Builder builder) {
-        this.database = builder.database;
-        this.collectionPrefix = builder.collectionPrefix;
-        this.clock = builder.clock;
-        this.createIndexes = builder.createIndexes;
-    }
-
-    /**
-     * Starts a builder.
-     *
-     * @param database the database holding the outbox collections; validated by
-     *     {@link Builder#build()}
-     * @return a builder with the defaults: prefix {@value #DEFAULT_COLLECTION_PREFIX}, the system
-     *     UTC clock, indexes created on start
-     */
-    public static Builder builder(String database) {
-        return new Builder(database);
+    /** Validates the settings, naming the bad one. */
+    MongoOutboxOptions(String database, String collectionPrefix, Clock clock) {
+        this.database = requireDatabaseName(database);
+        this.collectionPrefix = requireCollectionPrefix(collectionPrefix);
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
     }
 
     /**
@@ -74,15 +62,6 @@ public final class MongoOutboxOptions {
      */
     public Clock clock() {
         return clock;
-    }
-
-    /**
-     * Whether {@link MongoOutboxStore#create} creates the store's index (idempotently).
-     *
-     * @return true to create it on start
-     */
-    public boolean createIndexes() {
-        return createIndexes;
     }
 
     /**
@@ -178,71 +157,6 @@ public final class MongoOutboxOptions {
     @Override
     public String toString() {
         return "MongoOutboxOptions[database=" + database + ", collectionPrefix=" + collectionPrefix + ", clock="
-                + clock + ", createIndexes=" + createIndexes + "]";
-    }
-
-    /** Builds {@link MongoOutboxOptions}; validation happens in {@link #build()}. Not thread-safe. */
-    public static final class Builder {
-
-        private final String database;
-        private String collectionPrefix = DEFAULT_COLLECTION_PREFIX;
-        private Clock clock = Clock.systemUTC();
-        private boolean createIndexes = true;
-
-        private Builder(String database) {
-            this.database = database;
-        }
-
-        /**
-         * Sets the prefix of the four collection names.
-         *
-         * @param prefix the prefix, see {@link #requireCollectionPrefix(String)}; default
-         *     {@value #DEFAULT_COLLECTION_PREFIX}
-         * @return this builder
-         */
-        public Builder collectionPrefix(String prefix) {
-            this.collectionPrefix = prefix;
-            return this;
-        }
-
-        /**
-         * Sets the clock all lease and heartbeat time comes from (S11). Relays sharing a store
-         * need clocks in sync.
-         *
-         * @param clock the clock; default {@link Clock#systemUTC()}
-         * @return this builder
-         */
-        public Builder clock(Clock clock) {
-            this.clock = clock;
-            return this;
-        }
-
-        /**
-         * Sets whether {@link MongoOutboxStore#create} creates the store's unique index on
-         * {@code (bucket, seq)}. Turn it off when a migration tool or an operator manages indexes,
-         * or the user lacks the privilege; then call {@link MongoOutboxStore#ensureIndexes()} once
-         * from a deployment step.
-         *
-         * @param createIndexes true to create the index on start; default true
-         * @return this builder
-         */
-        public Builder createIndexes(boolean createIndexes) {
-            this.createIndexes = createIndexes;
-            return this;
-        }
-
-        /**
-         * Validates and builds.
-         *
-         * @return the options
-         * @throws NullPointerException if the database, prefix or clock is null
-         * @throws IllegalArgumentException naming the bad option and value
-         */
-        public MongoOutboxOptions build() {
-            requireDatabaseName(database);
-            requireCollectionPrefix(collectionPrefix);
-            Objects.requireNonNull(clock, "clock must not be null");
-            return new MongoOutboxOptions(this);
-        }
+                + clock + "]";
     }
 }

@@ -20,11 +20,9 @@ import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.DeleteOneModel;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
@@ -35,18 +33,16 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeasePlan;
-import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -63,7 +59,7 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 /**
- * The MongoDB outbox store: the four-method {@link OutboxStore} SPI, lease renewal (C1), pending
+ * The MongoDB outbox store: the four-method {@link io.outbox.spi.OutboxStore} SPI, lease renewal (C1), pending
  * metrics (C2) and lease release (C3), plus the enqueue helper that writes messages inside the
  * caller's {@link ClientSession} transaction (E4).
  *
@@ -107,24 +103,9 @@ import org.bson.conversions.Bson;
  * writes use majority write concern; every read goes to the primary. The owned buckets are then
  * read back from the store.
  *
- * <h2>Enqueue (E4, E5) and its ordering boundary</h2>
- * {@link #enqueue(ClientSession, List)} first reserves each message's sequence number with one
- * atomic {@code findOneAndUpdate({_id: bucket}, {$inc: {seq: n}}, upsert)} per bucket and call
- * ({@code n} messages of one bucket get the contiguous range after the counter's previous value),
- * with majority write concern, then inserts the documents with the caller's session, inside its
- * transaction. The reservation runs <em>outside</em> the caller's transaction, on purpose: inside
- * it, every concurrent transaction writing to a bucket would update the same counter document, so
- * on a real server they would abort each other with write conflicts, and writers of unrelated keys
- * that happen to share a bucket would serialize. Outside it, a reservation never conflicts; the
- * price is a gap in the sequence when the transaction aborts or is retried, and gaps are harmless
- * (only monotonicity matters).
- *
- * <p>Sequence order is reservation order. It equals commit order only for writers that serialize
- * their writes to a key: two transactions that enqueue for the same key concurrently, without
- * first writing a common document, may commit in the opposite order to their reservations, and
- * the relay publishes in reservation order. To keep per-key order equal to commit order, make each
- * transaction write the key's business document (which conflicts with any other open transaction
- * writing it) <em>before</em> it calls {@code enqueue}.
+ * <h2>Enqueue (E4, E5)</h2>
+ * {@link #writer()} writes messages inside the caller's {@link ClientSession} transaction after
+ * reserving per-bucket sequence numbers; see {@link MongoOutboxWriter} for the ordering boundary.
  *
  * <h2>Payload limit (S10)</h2>
  * A BSON document holds at most {@value #MAX_DOCUMENT_BYTES} bytes; the message document adds at
@@ -134,13 +115,20 @@ import org.bson.conversions.Bson;
  * message fails at enqueue with {@link io.outbox.spi.OutboxPayloadTooLargeException} before
  * anything, not even a sequence number, is written.
  *
+ * <h2>Building</h2>
+ * <pre>{@code
+ * MongoOutboxStore store = MongoOutboxStore.builder(mongoClient).database("shop").build();
+ * store.createSchema();   // the unique (bucket, seq) index; or verifySchema() where an operator made it
+ * store.writer().enqueue(session, message);
+ * }</pre>
+ * {@link Builder#build()} touches no server. The store leaves the caller's client open on
+ * {@link #close()} unless {@link Builder#closeClient(boolean)} is set (the provider sets it for the
+ * client it creates).
+ *
  * <p>Instances are thread-safe (S12): they hold only immutable collection handles over a
- * thread-safe {@link MongoClient}. A store made by {@link #create} does not own the client and
- * {@link #close()} leaves it open; a store made by {@link MongoOutboxStoreProvider} owns its
- * client and closes it.
+ * thread-safe {@link MongoClient}.
  */
-public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        AutoCloseable {
+public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
     /** The largest BSON document a MongoDB server stores, in bytes: 16 MiB. */
     public static final long MAX_DOCUMENT_BYTES = 16L * 1024 * 1024;
@@ -179,11 +167,12 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
     private final MongoCollection<BsonDocument> sequences;
     private final MongoCollection<BsonDocument> leases;
     private final MongoCollection<BsonDocument> relays;
+    private final MongoOutboxWriter writer;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private MongoOutboxStore(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
-        this.client = Objects.requireNonNull(client, "client must not be null");
-        this.options = Objects.requireNonNull(options, "options must not be null");
+        this.client = client;
+        this.options = options;
         this.ownsClient = ownsClient;
         this.clock = options.clock();
         MongoDatabase database = client.getDatabase(options.database());
@@ -192,6 +181,7 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
         this.sequences = coordination(database, options.sequencesCollection());
         this.leases = coordination(database, options.leasesCollection());
         this.relays = coordination(database, options.relaysCollection());
+        this.writer = new MongoOutboxWriter(messages, sequences);
     }
 
     private static MongoCollection<BsonDocument> coordination(MongoDatabase database, String name) {
@@ -201,32 +191,35 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
     }
 
     /**
-     * Creates a store on the caller's client, which the store does not own: {@link #close()}
-     * leaves it open. When {@link MongoOutboxOptions#createIndexes()} is set (the default), the
-     * index is created first, idempotently.
+     * Starts building a store on a client.
      *
      * @param client the client; not null; its codec registry and UUID representation do not
      *     matter, the store encodes its documents itself
-     * @param options the database, collection prefix, clock and index option; not null
-     * @return the store
-     * @throws NullPointerException if an argument is null
-     * @throws MongoException if the index cannot be created
+     * @return a builder with the defaults: no database (it must be set), collection prefix
+     *     {@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}, the system UTC clock, the client
+     *     left open on close
+     * @throws NullPointerException if {@code client} is null
      */
-    public static MongoOutboxStore create(MongoClient client, MongoOutboxOptions options) {
-        return open(client, options, false);
+    public static Builder builder(MongoClient client) {
+        return new Builder(client);
     }
 
-    /** A store that closes {@code client} when it is closed, for the provider. */
-    static MongoOutboxStore createOwning(MongoClient client, MongoOutboxOptions options) {
-        return open(client, options, true);
+    /**
+     * The enqueue helper on this store's collections (E4, E5).
+     *
+     * @return the writer, the same instance on every call; immutable and thread-safe
+     */
+    public MongoOutboxWriter writer() {
+        return writer;
     }
 
-    private static MongoOutboxStore open(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
-        MongoOutboxStore store = new MongoOutboxStore(client, options, ownsClient);
-        if (options.createIndexes()) {
-            store.ensureIndexes();
-        }
-        return store;
+    /**
+     * The largest payload this store accepts (S10).
+     *
+     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
+     */
+    public long maxPayloadBytes() {
+        return MAX_PAYLOAD_BYTES;
     }
 
     /**
@@ -237,13 +230,13 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
      *
      * @throws MongoException on a database error, for example a missing privilege
      */
-    public void ensureIndexes() {
+    public void createSchema() {
         messages.createIndex(Indexes.ascending(BUCKET, SEQ), new IndexOptions().unique(true).name(MESSAGES_INDEX));
     }
 
     /**
      * Checks that the messages collection has a unique index on {@code (bucket, seq)}, whatever its
-     * name, as {@link #ensureIndexes()} makes it. Without it every {@link #nextBatch} sorts a
+     * name, as {@link #createSchema()} makes it. Without it every {@link #nextBatch} sorts a
      * collection scan, and two writers could store one sequence number twice. The provider calls
      * it when {@value MongoOutboxStoreProvider#CREATE_INDEXES} is off; a collection that does not
      * exist yet has no index either.
@@ -252,7 +245,7 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
      *     create it; rule R6 makes it fatal
      * @throws MongoException on a database error, for example a missing privilege
      */
-    public void verifyIndexes() {
+    public void verifySchema() {
         for (Document index : messages.listIndexes()) {
             Document key = index.get("key", Document.class);
             if (key != null && List.copyOf(key.keySet()).equals(List.of(BUCKET, SEQ))
@@ -264,142 +257,17 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
         throw new OutboxMisconfigurationException("the outbox messages collection " + options.database() + "."
                 + options.messagesCollection() + " has no unique index on {" + BUCKET + ": 1, " + SEQ + ": 1}; create "
                 + "it (db.getCollection(\"" + options.messagesCollection() + "\").createIndex({" + BUCKET + ": 1, " + SEQ
-                + ": 1}, {unique: true, name: \"" + MESSAGES_INDEX + "\"}), or MongoOutboxStore.ensureIndexes()), or set "
+                + ": 1}, {unique: true, name: \"" + MESSAGES_INDEX + "\"}), or MongoOutboxStore.createSchema()), or set "
                 + MongoOutboxStoreProvider.CREATE_INDEXES + "=true to have the store create it at start-up");
     }
 
     /**
-     * The options this store was made with.
+     * The settings this store was built with: database, collection names, clock.
      *
-     * @return the options; never null
+     * @return the settings; never null
      */
     public MongoOutboxOptions options() {
         return options;
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Enqueue (E4, E5)
-    // ---------------------------------------------------------------------------------------
-
-    /**
-     * Writes messages inside the caller's transaction (E4): they become visible when the caller
-     * commits, and never if it aborts. Each message's sequence number is reserved first, outside
-     * the transaction (see the class documentation for why and for the ordering boundary).
-     * Messages keep their order within each bucket.
-     *
-     * <p>Call it between {@code session.startTransaction()} and {@code commitTransaction()}, or
-     * inside {@code session.withTransaction(...)}, after the business writes. Use a session of
-     * the client this store was made on.
-     *
-     * @param session the caller's session with an active transaction; not null
-     * @param messages the messages; not null, no null elements; may be empty (no-op)
-     * @throws NullPointerException if an argument or element is null
-     * @throws IllegalStateException if the session has no active transaction
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
-     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written, not even a sequence number
-     * @throws MongoException on a database error; the caller's transaction should then be
-     *     aborted (a duplicate message id in the batch or in the store is reported as a
-     *     duplicate-key error)
-     */
-    public void enqueue(ClientSession session, List<? extends OutboxMessage> messages) {
-        Objects.requireNonNull(session, "session must not be null");
-        List<BsonDocument> documents = prepare(messages, () -> {
-            if (!session.hasActiveTransaction()) {
-                throw new IllegalStateException("the ClientSession has no active transaction: call "
-                        + "session.startTransaction() (or use session.withTransaction) before enqueue, or use "
-                        + "enqueue(messages) without a session for a write outside any transaction");
-            }
-        });
-        if (!documents.isEmpty()) {
-            this.messages.insertMany(session, documents);
-        }
-    }
-
-    /**
-     * Writes messages inside the caller's transaction; see {@link #enqueue(ClientSession, List)}.
-     *
-     * @param session the caller's session with an active transaction; not null
-     * @param messages the messages; no null elements
-     * @throws NullPointerException if an argument or element is null
-     * @throws IllegalStateException if the session has no active transaction
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
-     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written
-     * @throws MongoException on a database error
-     */
-    public void enqueue(ClientSession session, OutboxMessage... messages) {
-        enqueue(session, List.of(messages));
-    }
-
-    /**
-     * Writes messages without a transaction: for a standalone server, which has none, or for
-     * messages that are not tied to a business change. Nothing makes them atomic with any other
-     * write (E4 needs {@link #enqueue(ClientSession, List)}). Sequence numbers are reserved as
-     * there, then the documents are inserted with one ordered insert. Each document is written
-     * atomically, the batch is not: if the insert fails part-way, a prefix of the messages is
-     * stored, in order, and retrying the same messages fails with a duplicate-key error on the
-     * first one already stored (the document id is the message id).
-     *
-     * @param messages the messages; not null, no null elements; may be empty (no-op)
-     * @throws NullPointerException if the list or an element is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
-     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written, not even a sequence number
-     * @throws MongoException on a database error
-     */
-    public void enqueue(List<? extends OutboxMessage> messages) {
-        List<BsonDocument> documents = prepare(messages, () -> { });
-        if (!documents.isEmpty()) {
-            this.messages.insertMany(documents);
-        }
-    }
-
-    /**
-     * Writes messages without a transaction; see {@link #enqueue(List)}.
-     *
-     * @param messages the messages; no null elements
-     * @throws NullPointerException if an element is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
-     *     {@link #MAX_PAYLOAD_BYTES}; nothing is written
-     * @throws MongoException on a database error
-     */
-    public void enqueue(OutboxMessage... messages) {
-        enqueue(List.of(messages));
-    }
-
-    /** Validates everything, then reserves sequence numbers and builds the documents. */
-    private List<BsonDocument> prepare(List<? extends OutboxMessage> batch, Runnable precondition) {
-        Objects.requireNonNull(batch, "messages must not be null");
-        precondition.run();
-        Map<Integer, Integer> countByBucket = new LinkedHashMap<>();
-        for (OutboxMessage message : batch) {
-            Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(MAX_PAYLOAD_BYTES);
-            countByBucket.merge(message.bucket(), 1, Integer::sum);
-        }
-        if (batch.isEmpty()) {
-            return List.of();
-        }
-        Map<Integer, Long> nextSeq = new HashMap<>();
-        countByBucket.forEach((bucket, count) -> nextSeq.put(bucket, reserve(bucket, count) - count + 1));
-        List<BsonDocument> documents = new ArrayList<>(batch.size());
-        for (OutboxMessage message : batch) {
-            long seq = nextSeq.merge(message.bucket(), 1L, Long::sum) - 1;
-            documents.add(MessageDocuments.toDocument(message, seq));
-        }
-        return documents;
-    }
-
-    /**
-     * Reserves {@code count} sequence numbers in a bucket with one atomic $inc; returns the last.
-     * It reads the counter as it was before the increment: that value is as atomic as the
-     * increment on every server, whereas mongo-java-server 1.47 encodes an "after" document
-     * outside its lock, so concurrent reservations there could see each other's increments.
-     */
-    private long reserve(int bucket, int count) {
-        FindOneAndUpdateOptions upsert = new FindOneAndUpdateOptions().upsert(true)
-                .returnDocument(ReturnDocument.BEFORE);
-        BsonDocument before = retryingDuplicateKeys(() -> sequences.findOneAndUpdate(eq(ID, bucket),
-                Updates.inc(SEQ, (long) count), upsert));
-        BsonValue last = before == null ? null : before.get(SEQ);
-        return (last == null ? 0 : last.asNumber().longValue()) + count;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -690,8 +558,8 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
     }
 
     /**
-     * Closes the client if this store owns it (made by {@link MongoOutboxStoreProvider});
-     * otherwise does nothing. Idempotent.
+     * Closes the client if this store owns it ({@link Builder#closeClient(boolean)}, as the
+     * provider builds it); otherwise does nothing. Idempotent.
      */
     @Override
     public void close() {
@@ -722,6 +590,87 @@ public final class MongoOutboxStore implements OutboxStore, LeaseRenewal, Pendin
                     throw e;
                 }
             }
+        }
+    }
+
+    /**
+     * Builds a {@link MongoOutboxStore}. Not thread-safe; validation happens in {@link #build()},
+     * which may be called more than once.
+     */
+    public static final class Builder {
+
+        private final MongoClient client;
+        private String database;
+        private String collectionPrefix = MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX;
+        private Clock clock = Clock.systemUTC();
+        private boolean closeClient;
+
+        private Builder(MongoClient client) {
+            this.client = Objects.requireNonNull(client, "client must not be null");
+        }
+
+        /**
+         * Sets the database holding the outbox collections. Required.
+         *
+         * @param database a legal MongoDB database name, see
+         *     {@link MongoOutboxOptions#requireDatabaseName(String)}; checked in {@link #build()}
+         * @return this builder
+         */
+        public Builder database(String database) {
+            this.database = database;
+            return this;
+        }
+
+        /**
+         * Sets the prefix of the four collection names.
+         *
+         * @param prefix the prefix, see {@link MongoOutboxOptions#requireCollectionPrefix(String)};
+         *     default {@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}; checked in {@link #build()}
+         * @return this builder
+         */
+        public Builder collectionPrefix(String prefix) {
+            this.collectionPrefix = prefix;
+            return this;
+        }
+
+        /**
+         * Sets the clock all lease and heartbeat time comes from (S11). Relays sharing a store
+         * need clocks in sync.
+         *
+         * @param clock the clock; not null (checked in {@link #build()}); default {@link Clock#systemUTC()}
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Whether {@link MongoOutboxStore#close()} also closes the client. Set it when the store is
+         * the client's only user.
+         *
+         * @param close true to close the client with the store; default false
+         * @return this builder
+         */
+        public Builder closeClient(boolean close) {
+            this.closeClient = close;
+            return this;
+        }
+
+        /**
+         * Validates and builds the store; contacts no server (call
+         * {@link MongoOutboxStore#createSchema()} or {@link MongoOutboxStore#verifySchema()}).
+         *
+         * @return the store
+         * @throws NullPointerException if the database is not set, or the prefix or clock is null
+         * @throws IllegalArgumentException naming the bad setting and value
+         */
+        public MongoOutboxStore build() {
+            if (database == null) {
+                throw new NullPointerException("database must be set (MongoOutboxStore.Builder.database)");
+            }
+            return new MongoOutboxStore(client, new MongoOutboxOptions(database, collectionPrefix, clock),
+                    closeClient);
         }
     }
 }

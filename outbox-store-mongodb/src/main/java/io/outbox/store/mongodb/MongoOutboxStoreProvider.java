@@ -6,7 +6,7 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.Map;
@@ -93,12 +93,12 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or invalid (a bad
      *     connection string is reported without its value or the driver's message, which could
      *     echo a password), or, without {@value #CREATE_INDEXES}, the unique index on
-     *     {@code (bucket, seq)} is absent ({@link MongoOutboxStore#verifyIndexes()})
+     *     {@code (bucket, seq)} is absent ({@link MongoOutboxStore#verifySchema()})
      * @throws com.mongodb.MongoException if the index cannot be created (the server is
      *     unreachable within the driver's server selection timeout, say)
      */
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         ConnectionString connectionString = connectionString(parsed.getPassword(CONNECTION_STRING).value());
         String database = parsed.getString(DATABASE);
@@ -109,25 +109,25 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
             throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
                     + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
         }
-        MongoOutboxOptions options;
-        try {
-            options = MongoOutboxOptions.builder(database)
-                    .collectionPrefix(parsed.getString(COLLECTION_PREFIX))
-                    .createIndexes(parsed.getBoolean(CREATE_INDEXES))
-                    .build();
-        } catch (IllegalArgumentException e) {
-            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
-                    + e.getMessage(), e);
-        }
         MongoClient client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(connectionString)
                 .build());
         try {
-            MongoOutboxStore store = MongoOutboxStore.createOwning(client, options);
-            if (!options.createIndexes()) {
-                store.verifyIndexes();
+            MongoOutboxStore store = MongoOutboxStore.builder(client)
+                    .database(database)
+                    .collectionPrefix(parsed.getString(COLLECTION_PREFIX))
+                    .closeClient(true)
+                    .build();
+            if (parsed.getBoolean(CREATE_INDEXES)) {
+                store.createSchema();
+            } else {
+                store.verifySchema();
             }
             return store;
+        } catch (IllegalArgumentException e) {
+            client.close();
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                    + e.getMessage(), e);
         } catch (RuntimeException e) {
             client.close();
             throw e;

@@ -11,7 +11,6 @@ import com.mongodb.client.MongoDatabase;
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxPayloadTooLargeException;
-import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -60,7 +59,8 @@ abstract class AbstractMongoEnqueueTest {
     void createStore() {
         client = connect();
         prefix = "enq_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) + "_";
-        store = MongoOutboxStore.create(client(), MongoOutboxOptions.builder(DATABASE).collectionPrefix(prefix).build());
+        store = MongoOutboxStore.builder(client()).database(DATABASE).collectionPrefix(prefix).build();
+        store.createSchema();
         database = client().getDatabase(DATABASE);
         orders = database.getCollection(prefix + "orders");
     }
@@ -105,7 +105,7 @@ abstract class AbstractMongoEnqueueTest {
         OutboxMessage second = message(0, "second");
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, first, other, second);
+            store.writer().enqueue(session, first, other, second);
             session.commitTransaction();
         }
         List<OutboxMessage> bucket0 = store.nextBatch(0, 10);
@@ -119,14 +119,14 @@ abstract class AbstractMongoEnqueueTest {
     void E4_anAbortedTransactionLeavesNoMessage() {
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, message(0, "a"), message(3, "b"));
+            store.writer().enqueue(session, message(0, "a"), message(3, "b"));
             session.abortTransaction();
         }
         assertThat(pending()).as("after abort").isEmpty();
         OutboxMessage later = message(3, "committed later");
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, List.of(later));
+            store.writer().enqueue(session, List.of(later));
             session.commitTransaction();
         }
         assertThat(ids(store.nextBatch(3, 10))).containsExactly(later.messageId());
@@ -138,7 +138,7 @@ abstract class AbstractMongoEnqueueTest {
         OutboxMessage m = message(2, "isolated");
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, m);
+            store.writer().enqueue(session, m);
             assertThat(pending()).as("seen by the relay before commit").isEmpty();
             session.commitTransaction();
         }
@@ -151,7 +151,7 @@ abstract class AbstractMongoEnqueueTest {
         try (ClientSession session = client().startSession()) {
             session.withTransaction(() -> {
                 orders.insertOne(session, new Document("_id", "order-1").append("status", "placed"));
-                store.enqueue(session, placed);
+                store.writer().enqueue(session, placed);
                 return null;
             });
         }
@@ -164,7 +164,7 @@ abstract class AbstractMongoEnqueueTest {
         try (ClientSession session = client().startSession()) {
             assertThatThrownBy(() -> session.withTransaction(() -> {
                 orders.insertOne(session, new Document("_id", "order-2").append("status", "placed"));
-                store.enqueue(session, message(5, "order placed"));
+                store.writer().enqueue(session, message(5, "order placed"));
                 throw new IllegalStateException("business rule violated after the writes");
             })).isInstanceOf(IllegalStateException.class).hasMessageContaining("business rule");
         }
@@ -181,7 +181,7 @@ abstract class AbstractMongoEnqueueTest {
         try (ClientSession session = client().startSession()) {
             assertThatThrownBy(() -> session.withTransaction(() -> {
                 orders.insertOne(session, new Document("_id", "order-3"));
-                store.enqueue(session, small, tooLarge);
+                store.writer().enqueue(session, small, tooLarge);
                 return null;
             })).isInstanceOf(OutboxPayloadTooLargeException.class);
         }
@@ -194,7 +194,7 @@ abstract class AbstractMongoEnqueueTest {
     @Test
     void E4_enqueueRefusesASessionWithoutATransaction() {
         try (ClientSession session = client().startSession()) {
-            assertThatThrownBy(() -> store.enqueue(session, message(0, "no transaction")))
+            assertThatThrownBy(() -> store.writer().enqueue(session, message(0, "no transaction")))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("startTransaction");
         }
         assertThat(pending()).isEmpty();
@@ -205,19 +205,19 @@ abstract class AbstractMongoEnqueueTest {
     void E5_sequenceNumbersAreReservedOutsideTheTransactionSoAnAbortLeavesAGap() {
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, message(1, "a"), message(1, "b"), message(1, "c"));
+            store.writer().enqueue(session, message(1, "a"), message(1, "b"), message(1, "c"));
             session.abortTransaction();
         }
         assertThat(counter(1)).as("the reservation survives the abort").isEqualTo(3);
         OutboxMessage kept = message(1, "kept");
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, kept);
+            store.writer().enqueue(session, kept);
             session.commitTransaction();
         }
         List<OutboxMessage> batch = store.nextBatch(1, 10);
         assertThat(ids(batch)).containsExactly(kept.messageId());
-        assertThat(((StoredMessage) batch.get(0)).seq()).as("after the gap").isEqualTo(4);
+        assertThat(((MongoStoredMessage) batch.get(0)).seq()).as("after the gap").isEqualTo(4);
     }
 
     @Test
@@ -226,11 +226,11 @@ abstract class AbstractMongoEnqueueTest {
                 message(5, "y"));
         try (ClientSession session = client().startSession()) {
             session.startTransaction();
-            store.enqueue(session, messages);
+            store.writer().enqueue(session, messages);
             session.commitTransaction();
         }
-        assertThat(store.nextBatch(2, 10)).map(m -> ((StoredMessage) m).seq()).containsExactly(1L, 2L, 3L);
-        assertThat(store.nextBatch(5, 10)).map(m -> ((StoredMessage) m).seq()).containsExactly(1L, 2L);
+        assertThat(store.nextBatch(2, 10)).map(m -> ((MongoStoredMessage) m).seq()).containsExactly(1L, 2L, 3L);
+        assertThat(store.nextBatch(5, 10)).map(m -> ((MongoStoredMessage) m).seq()).containsExactly(1L, 2L);
     }
 
     /**
@@ -246,8 +246,8 @@ abstract class AbstractMongoEnqueueTest {
         try (ClientSession first = client().startSession(); ClientSession second = client().startSession()) {
             first.startTransaction();
             second.startTransaction();
-            store.enqueue(first, a);
-            store.enqueue(second, b);
+            store.writer().enqueue(first, a);
+            store.writer().enqueue(second, b);
             second.commitTransaction();
             first.commitTransaction();
         }

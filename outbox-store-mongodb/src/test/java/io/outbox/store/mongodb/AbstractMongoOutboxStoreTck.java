@@ -43,7 +43,8 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
     @Override
     protected OutboxStore newStore(Clock clock) {
         MongoClient client = newClient();
-        MongoOutboxStore store = MongoOutboxStore.create(client, MongoOutboxOptions.builder(database).clock(clock).build());
+        MongoOutboxStore store = MongoOutboxStore.builder(client).database(database).clock(clock).build();
+        store.createSchema();
         synchronized (clients) {
             clientOfStore.put(store, client);
         }
@@ -60,7 +61,7 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
     /** S8 writer: the session-less helper, which also leaves the bucket's sequence counter. */
     @Override
     protected void insertRawRow(OutboxStore store, OutboxMessage message) {
-        ((MongoOutboxStore) store).enqueue(message);
+        ((MongoOutboxStore) store).writer().enqueue(message);
     }
 
     @Override

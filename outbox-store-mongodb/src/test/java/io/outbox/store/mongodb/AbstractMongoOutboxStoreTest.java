@@ -17,7 +17,6 @@ import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxPayloadTooLargeException;
 import io.outbox.spi.support.OutboxHeaderCodec;
-import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -71,7 +70,8 @@ abstract class AbstractMongoOutboxStoreTest {
     void createStore() {
         client = newClient();
         database = client.getDatabase("store_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
-        store = MongoOutboxStore.create(client, options().build());
+        store = builder(client).build();
+        store.createSchema();
     }
 
     @AfterEach
@@ -89,8 +89,8 @@ abstract class AbstractMongoOutboxStoreTest {
         return c;
     }
 
-    private MongoOutboxOptions.Builder options() {
-        return MongoOutboxOptions.builder(database.getName()).clock(Clock.fixed(NOW, ZoneOffset.UTC));
+    private MongoOutboxStore.Builder builder(MongoClient on) {
+        return MongoOutboxStore.builder(on).database(database.getName()).clock(Clock.fixed(NOW, ZoneOffset.UTC));
     }
 
     private MongoCollection<BsonDocument> raw(String collection) {
@@ -118,7 +118,7 @@ abstract class AbstractMongoOutboxStoreTest {
         assertThat(largest.payloadSize()).isEqualTo(MongoOutboxStore.MAX_PAYLOAD_BYTES);
         assertThat(MessageDocumentsTest.encodedSize(MessageDocuments.toDocument(largest, Long.MAX_VALUE)))
                 .as("encoded document").isEqualTo(MongoOutboxStore.MAX_DOCUMENT_BYTES);
-        store.enqueue(largest);
+        store.writer().enqueue(largest);
         List<OutboxMessage> read = store.nextBatch(0, 1);
         assertThat(read).hasSize(1);
         assertThat(read.get(0).sameContent(largest)).isTrue();
@@ -127,7 +127,7 @@ abstract class AbstractMongoOutboxStoreTest {
     @Test
     void S10_oneByteMoreIsRefusedBeforeASequenceNumberIsReserved() {
         OutboxMessage tooLarge = worstCase(MongoOutboxStore.MAX_PAYLOAD_BYTES + 1);
-        assertThatThrownBy(() -> store.enqueue(message(0), tooLarge))
+        assertThatThrownBy(() -> store.writer().enqueue(message(0), tooLarge))
                 .isInstanceOf(OutboxPayloadTooLargeException.class)
                 .hasMessageContaining(String.valueOf(MongoOutboxStore.MAX_PAYLOAD_BYTES));
         assertThat(raw(store.options().messagesCollection()).countDocuments()).isZero();
@@ -147,7 +147,7 @@ abstract class AbstractMongoOutboxStoreTest {
 
     @Test
     void S8_aCounterOutsideTheRangeIsFatalEvenAfterItsMessagesWerePublished() {
-        store.enqueue(message(9));
+        store.writer().enqueue(message(9));
         store.markPublished(9, store.nextBatch(9, 10));
         assertThat(store.bucketsWithPending(List.of(9))).isEmpty();
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, Duration.ofSeconds(30))))
@@ -161,7 +161,7 @@ abstract class AbstractMongoOutboxStoreTest {
 
     @Test
     void S8_aMessageOutsideTheRangeIsNamed() {
-        store.enqueue(message(12));
+        store.writer().enqueue(message(12));
         raw(store.options().sequencesCollection()).deleteMany(new BsonDocument());
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, Duration.ofSeconds(30))))
                 .isInstanceOf(OutboxMisconfigurationException.class)
@@ -173,7 +173,7 @@ abstract class AbstractMongoOutboxStoreTest {
     void S11_documentsHaveTheDocumentedShapeAndEpochMillisecondTimes() {
         OutboxMessage m = new OutboxMessage(UUID.randomUUID(), 3, "topic", null, new byte[0],
                 List.of(OutboxHeader.of("h", null)), 7, Instant.parse("1999-12-31T23:59:59.999Z"));
-        store.enqueue(m);
+        store.writer().enqueue(m);
         BsonDocument stored = raw(store.options().messagesCollection()).find().first();
         assertThat(stored.keySet()).containsExactly("_id", "bucket", "seq", "topic", "key", "value", "headers",
                 "partition", "createdAt");
@@ -198,16 +198,17 @@ abstract class AbstractMongoOutboxStoreTest {
     }
 
     @Test
-    void ensureIndexesIsIdempotentAndTheIndexRefusesAReusedSequenceNumber() {
-        store.ensureIndexes();
-        store.ensureIndexes();
+    void createSchemaIsIdempotentAndTheIndexRefusesAReusedSequenceNumber() {
+        store.createSchema();
+        store.createSchema();
+        store.verifySchema();
         Document index = database.getCollection(store.options().messagesCollection()).listIndexes()
                 .into(new ArrayList<>()).stream()
                 .filter(i -> MongoOutboxStore.MESSAGES_INDEX.equals(i.getString("name"))).findFirst().orElseThrow();
         assertThat(index.getBoolean("unique")).isTrue();
         assertThat(index.get("key", Document.class).keySet()).containsExactly("bucket", "seq");
 
-        store.enqueue(message(1));
+        store.writer().enqueue(message(1));
         BsonDocument copy = MessageDocuments.toDocument(message(1), 1);
         assertThatThrownBy(() -> raw(store.options().messagesCollection()).insertOne(copy))
                 .isInstanceOf(MongoException.class);
@@ -222,7 +223,7 @@ abstract class AbstractMongoOutboxStoreTest {
         try {
             List<Future<List<UUID>>> futures = new ArrayList<>();
             for (int w = 0; w < writers; w++) {
-                MongoOutboxStore own = MongoOutboxStore.create(newClient(), options().createIndexes(false).build());
+                MongoOutboxStore own = builder(newClient()).build();
                 int seed = w;
                 futures.add(pool.submit(() -> {
                     Random random = new Random(seed);
@@ -232,7 +233,7 @@ abstract class AbstractMongoOutboxStoreTest {
                         for (int j = 0; j <= random.nextInt(3); j++) {
                             batch.add(message(0));
                         }
-                        own.enqueue(batch);
+                        own.writer().enqueue(batch);
                         batch.forEach(m -> mine.add(m.messageId()));
                     }
                     return mine;
@@ -245,7 +246,7 @@ abstract class AbstractMongoOutboxStoreTest {
             pool.shutdownNow();
         }
         List<OutboxMessage> all = store.nextBatch(0, 10_000);
-        List<Long> seqs = all.stream().map(m -> ((StoredMessage) m).seq()).toList();
+        List<Long> seqs = all.stream().map(m -> ((MongoStoredMessage) m).seq()).toList();
         Set<Long> distinct = new HashSet<>(seqs);
         assertThat(distinct).as("distinct sequence numbers").hasSameSizeAs(seqs);
         assertThat(seqs).isSorted();
@@ -262,9 +263,9 @@ abstract class AbstractMongoOutboxStoreTest {
                 .applyConnectionString(new ConnectionString(connectionString()))
                 .uuidRepresentation(UuidRepresentation.JAVA_LEGACY).build());
         clients.add(legacy);
-        MongoOutboxStore onLegacy = MongoOutboxStore.create(legacy, options().build());
+        MongoOutboxStore onLegacy = builder(legacy).build();
         OutboxMessage m = message(2);
-        onLegacy.enqueue(m);
+        onLegacy.writer().enqueue(m);
         assertThat(store.nextBatch(2, 1)).singleElement().satisfies(read -> assertThat(read.sameContent(m)).isTrue());
         assertThat(onLegacy.nextBatch(2, 1)).singleElement()
                 .satisfies(read -> assertThat(read.messageId()).isEqualTo(m.messageId()));
@@ -293,7 +294,7 @@ abstract class AbstractMongoOutboxStoreTest {
 
     @Test
     void S2_markPublishedRefusesAMessageOfAnotherBucketAndDeletesNothing() {
-        store.enqueue(message(1), message(2));
+        store.writer().enqueue(message(1), message(2));
         List<OutboxMessage> fromTwo = store.nextBatch(2, 10);
         assertThatThrownBy(() -> store.markPublished(1, fromTwo)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("bucket 2");
@@ -314,7 +315,7 @@ abstract class AbstractMongoOutboxStoreTest {
 
     @Test
     void E4_enqueueOfNothingWritesNothing() {
-        store.enqueue(List.of());
+        store.writer().enqueue(List.of());
         assertThat(raw(store.options().sequencesCollection()).countDocuments()).isZero();
         assertThat(raw(store.options().messagesCollection()).countDocuments()).isZero();
     }

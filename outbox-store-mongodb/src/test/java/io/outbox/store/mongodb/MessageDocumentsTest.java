@@ -47,7 +47,7 @@ class MessageDocumentsTest {
         OutboxMessage original = new OutboxMessage(UUID.randomUUID(), 5, "orders", new byte[0], null,
                 List.of(OutboxHeader.of("a", null), OutboxHeader.of("a", new byte[0]), OutboxHeader.ofUtf8("é", "x")),
                 3, Instant.parse("1999-12-31T23:59:59.999Z"));
-        MessageDocuments.StoredMessage read = MessageDocuments.fromDocument(MessageDocuments.toDocument(original, 42),
+        MongoStoredMessage read = MessageDocuments.fromDocument(MessageDocuments.toDocument(original, 42),
                 "db.messages");
         assertThat(read.sameContent(original)).isTrue();
         assertThat(read.seq()).isEqualTo(42);

@@ -26,7 +26,7 @@ class MongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
 
     @Override
     protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
-        ((MongoOutboxStore) store).enqueue(messages);
+        ((MongoOutboxStore) store).writer().enqueue(messages);
     }
 
     @Override

@@ -11,7 +11,6 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
 import io.outbox.OutboxMessage;
-import io.outbox.store.mongodb.MessageDocuments.StoredMessage;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -40,9 +39,9 @@ class RealMongoEnqueueTest extends AbstractMongoEnqueueTest {
     @Test
     void ordering_writersSerializedByABusinessDocumentGetSequencesInCommitOrder() {
         MongoClient client = client();
-        MongoOutboxStore store = MongoOutboxStore.create(client,
-                MongoOutboxOptions.builder(DATABASE).collectionPrefix("ordering_" + UUID.randomUUID().toString()
-                        .substring(0, 8) + "_").build());
+        MongoOutboxStore store = MongoOutboxStore.builder(client).database(DATABASE)
+                .collectionPrefix("ordering_" + UUID.randomUUID().toString().substring(0, 8) + "_").build();
+        store.createSchema();
         MongoCollection<Document> accounts = client.getDatabase(DATABASE)
                 .getCollection(store.options().collectionPrefix() + "accounts");
         accounts.insertOne(new Document("_id", "acc-1").append("balance", 0));
@@ -51,7 +50,7 @@ class RealMongoEnqueueTest extends AbstractMongoEnqueueTest {
         try (ClientSession a = client.startSession(); ClientSession b = client.startSession()) {
             a.startTransaction();
             accounts.updateOne(a, eq("_id", "acc-1"), Updates.inc("balance", 1));
-            store.enqueue(a, first);
+            store.writer().enqueue(a, first);
 
             b.startTransaction();
             MongoException conflict = catchThrowableOfType(MongoException.class,
@@ -64,12 +63,12 @@ class RealMongoEnqueueTest extends AbstractMongoEnqueueTest {
 
             b.startTransaction();
             accounts.updateOne(b, eq("_id", "acc-1"), Updates.inc("balance", 1));
-            store.enqueue(b, second);
+            store.writer().enqueue(b, second);
             b.commitTransaction();
         }
         List<OutboxMessage> batch = store.nextBatch(0, 10);
         assertThat(batch).map(OutboxMessage::messageId).containsExactly(first.messageId(), second.messageId());
-        assertThat(((StoredMessage) batch.get(1)).seq()).isGreaterThan(((StoredMessage) batch.get(0)).seq());
+        assertThat(((MongoStoredMessage) batch.get(1)).seq()).isGreaterThan(((MongoStoredMessage) batch.get(0)).seq());
         client.getDatabase(DATABASE).getCollection(store.options().messagesCollection()).drop();
         client.getDatabase(DATABASE).getCollection(store.options().sequencesCollection()).drop();
         accounts.drop();

@@ -24,7 +24,7 @@ class RealMongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
         try (ClientSession session = clientOf(store).startSession()) {
             session.startTransaction();
             try {
-                ((MongoOutboxStore) store).enqueue(session, messages);
+                ((MongoOutboxStore) store).writer().enqueue(session, messages);
             } catch (RuntimeException e) {
                 session.abortTransaction();
                 throw e;
@@ -37,7 +37,7 @@ class RealMongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
     protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
         try (ClientSession session = clientOf(store).startSession()) {
             session.startTransaction();
-            ((MongoOutboxStore) store).enqueue(session, messages);
+            ((MongoOutboxStore) store).writer().enqueue(session, messages);
             session.abortTransaction();
         }
     }
@@ -48,7 +48,7 @@ class RealMongoOutboxStoreTckTest extends AbstractMongoOutboxStoreTck {
         ClientSession session = clientOf(store).startSession();
         try {
             session.startTransaction();
-            ((MongoOutboxStore) store).enqueue(session, messages);
+            ((MongoOutboxStore) store).writer().enqueue(session, messages);
         } catch (RuntimeException e) {
             session.close();
             throw e;
