@@ -1,9 +1,10 @@
 /**
- * What an application uses to enqueue: {@link io.outbox.OutboxMessage}, built with
- * {@link io.outbox.OutboxMessage#create(String, Object, Object,
+ * What an application uses to enqueue: {@link io.outbox.OutboxMessage}, built with an
+ * {@link io.outbox.OutboxMessageFactory} bound once to the bucket count and the serializers, or
+ * directly with {@link io.outbox.OutboxMessage#create(String, Object, Object,
  * org.apache.kafka.common.serialization.Serializer, org.apache.kafka.common.serialization.Serializer, int)
- * OutboxMessage.create} (rules E1-E3), its headers ({@link io.outbox.OutboxHeader}) and the bucket
- * placement ({@link io.outbox.OutboxBucket}, rule E2). Messages are persisted by a store's enqueue
- * helper inside the application's own transaction (E4); see the store modules.
+ * OutboxMessage.create} (rules E1-E3); its headers ({@link io.outbox.OutboxHeader}) and the bucket
+ * placement ({@link io.outbox.OutboxBucket}, rule E2). Messages are persisted by a store's writer
+ * ({@code store.writer()}) inside the application's own transaction (E4); see the store modules.
  */
 package io.outbox;

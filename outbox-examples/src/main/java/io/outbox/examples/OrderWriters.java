@@ -20,7 +20,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * check relies on, and what a real service must do too: the stores publish a bucket in enqueue
  * order (an auto-increment id assigned at insert on JDBC, a sequence number reserved before the
  * commit on MongoDB and DynamoDB), which equals commit order only for writes to one key that
- * never overlap (see {@code JdbcOutboxWriter} and {@code MongoOutboxStore}). Two threads placing
+ * never overlap (see {@code JdbcOutboxWriter} and {@code MongoOutboxWriter}). Two threads placing
  * orders of one customer at once could commit in the opposite order to their enqueue; a service
  * gets the same effect by locking the key's row (or document) before it enqueues.
  *

@@ -6,7 +6,8 @@
  * (rules S1-S12) and the optional capabilities {@link io.outbox.spi.LeaseRenewal} (C1),
  * {@link io.outbox.spi.PendingMetrics} (C2) and {@link io.outbox.spi.LeaseRelease} (C3). Stores are
  * found by name with {@link io.outbox.spi.OutboxStores#open(String, java.util.Map)} through
- * {@link java.util.ServiceLoader} and {@link io.outbox.spi.OutboxStoreProvider}.
+ * {@link java.util.ServiceLoader} and {@link io.outbox.spi.OutboxStoreProvider}; a store opened so
+ * owns its client and is a {@link io.outbox.spi.CloseableOutboxStore}.
  *
  * <p>{@link io.outbox.spi.OutboxMisconfigurationException} is fatal to a relay (rule R6); every
  * other exception a store throws is retried.

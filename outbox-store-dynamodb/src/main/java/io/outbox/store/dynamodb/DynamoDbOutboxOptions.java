@@ -41,32 +41,12 @@ public final class DynamoDbOutboxOptions {
     }
 
     /**
-     * The defaults: tables {@value #DEFAULT_MESSAGES_TABLE} and {@value #DEFAULT_COORDINATION_TABLE},
-     * the system UTC clock, {@value #DEFAULT_PROBE_PARALLELISM} concurrent probes.
-     *
-     * @return the default options
-     */
-    static DynamoDbOutboxOptions defaults() {
-        return builder().build();
-    }
-
-    /**
-     * A builder starting from the defaults.
+     * A builder starting from the defaults, for {@link DynamoDbOutboxStore.Builder}.
      *
      * @return a new builder; not thread-safe
      */
     static Builder builder() {
         return new Builder();
-    }
-
-    /**
-     * A builder starting from these options.
-     *
-     * @return a new builder holding these options' values
-     */
-    Builder toBuilder() {
-        return new Builder().messagesTable(messagesTable).coordinationTable(coordinationTable).clock(clock)
-                .probeParallelism(probeParallelism);
     }
 
     /**

@@ -12,7 +12,7 @@ import java.util.List;
  * document), fidelity, the payload limit, the clock, thread safety, discovery, C1-C3.
  *
  * <p>mongo-java-server has no sessions, so messages go through the session-less
- * {@link MongoOutboxStore#enqueue(List)} here, and the kit's rollback test (E4) is aborted with
+ * {@link MongoOutboxWriter#enqueue(List)} here, and the kit's rollback test (E4) is aborted with
  * the reason. The transactional path is covered by {@code JongodbEnqueueTest} (commit, abort,
  * business write plus messages) and, with the whole kit, by {@code RealMongoOutboxStoreTckTest}
  * where Docker is available.
