@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.sql.Connection;
@@ -145,7 +145,7 @@ class JdbcOutboxStoreProviderTest {
     @Test
     void createSchemaBuildsTheTablesAndTheStoreOwnsItsPool() throws Exception {
         String prefix = TestDatabase.uniquePrefix();
-        OutboxStore opened = OutboxStores.open("jdbc", settings("table.prefix", prefix, "create.schema", "true",
+        CloseableOutboxStore opened = OutboxStores.open("jdbc", settings("table.prefix", prefix, "create.schema", "true",
                 "user", "sa", "password", "", "max.payload.bytes", "64", "pool.size", "2"));
         try {
             JdbcOutboxStore store = (JdbcOutboxStore) opened;
@@ -163,7 +163,7 @@ class JdbcOutboxStoreProviderTest {
             store.close();
             assertThat(((HikariDataSource) store.dataSource()).isClosed()).as("the provider's pool").isTrue();
         } finally {
-            ((AutoCloseable) opened).close();
+            opened.close();
             TestDatabase.h2().dropTables(prefix);
         }
     }

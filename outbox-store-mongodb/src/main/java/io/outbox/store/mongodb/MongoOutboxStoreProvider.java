@@ -112,24 +112,27 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
         MongoClient client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(connectionString)
                 .build());
+        MongoOutboxStore store;
         try {
-            MongoOutboxStore store = MongoOutboxStore.builder(client)
+            store = MongoOutboxStore.builder(client)
                     .database(database)
                     .collectionPrefix(parsed.getString(COLLECTION_PREFIX))
                     .closeClient(true)
                     .build();
+        } catch (IllegalArgumentException e) {
+            client.close();
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                    + e.getMessage(), e);
+        }
+        try {
             if (parsed.getBoolean(CREATE_INDEXES)) {
                 store.createSchema();
             } else {
                 store.verifySchema();
             }
             return store;
-        } catch (IllegalArgumentException e) {
-            client.close();
-            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
-                    + e.getMessage(), e);
         } catch (RuntimeException e) {
-            client.close();
+            store.close();
             throw e;
         }
     }
