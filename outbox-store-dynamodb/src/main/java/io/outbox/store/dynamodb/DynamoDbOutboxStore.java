@@ -131,7 +131,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private final AtomicLong refusedWrites = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
+    private DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
         this.client = Objects.requireNonNull(client, "client must not be null");
         this.options = Objects.requireNonNull(options, "options must not be null");
         this.ownsClient = ownsClient;
