@@ -4,7 +4,9 @@
  *
  * <p>A relay drains a store through the four methods of {@link io.outbox.spi.OutboxStore}
  * (rules S1-S12) and the optional capabilities {@link io.outbox.spi.LeaseRenewal} (C1),
- * {@link io.outbox.spi.PendingMetrics} (C2) and {@link io.outbox.spi.LeaseRelease} (C3). Stores are
+ * {@link io.outbox.spi.PendingMetrics} (C2), {@link io.outbox.spi.LeaseRelease} (C3) and
+ * {@link io.outbox.spi.DeadLetters} (C4). A data error of one row is a
+ * {@link io.outbox.spi.CorruptMessageException} naming the bucket and the message (rule R12). Stores are
  * found by name with {@link io.outbox.spi.OutboxStores#open(String, java.util.Map)} through
  * {@link java.util.ServiceLoader} and {@link io.outbox.spi.OutboxStoreProvider}; a store opened so
  * owns its client and is a {@link io.outbox.spi.CloseableOutboxStore}.

@@ -1,6 +1,9 @@
 package io.outbox.tck;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -18,7 +21,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -26,8 +31,9 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A thread-safe, in-memory reference implementation of the store SPI and all three capabilities
- * (C1 {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}); it passes the
+ * A thread-safe, in-memory reference implementation of the store SPI and all four capabilities
+ * (C1 {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}, C4
+ * {@link DeadLetters}); it passes the
  * whole compatibility kit. Use it in tests of code around the relay, and read it as the template
  * for a custom store: every method maps one-to-one onto what a database store does.
  *
@@ -50,7 +56,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * data lives as long as the instance; {@link #close()} owns nothing to release and keeps it. All
  * methods are thread-safe.
  */
-public final class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -65,10 +72,13 @@ public final class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRen
             new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
+    private final InMemoryDeadLetters<InMemoryStoredMessage> deadLetters;
 
     private InMemoryOutboxStore(Builder builder) {
         this.clock = builder.clock;
         this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.deadLetters = new InMemoryDeadLetters<>(clock, messages, sequence::incrementAndGet,
+                InMemoryStoredMessage::new);
     }
 
     /**
@@ -321,6 +331,31 @@ public final class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRen
             }
         }
         return new PendingSnapshot(count, oldest);
+    }
+
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return deadLetters.list(after, limit);
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return deadLetters.get(messageId);
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return deadLetters.replay(messageId);
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return deadLetters.purge(messageId);
     }
 
     /**

@@ -72,7 +72,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes.
  */
-public abstract class OutboxStoreTck {
+public abstract class OutboxStoreTck extends DeadLetterRules {
 
     /** The topic of the messages the kit writes. */
     protected static final String TOPIC = "outbox-tck";

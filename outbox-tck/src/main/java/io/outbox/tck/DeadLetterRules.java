@@ -1,0 +1,402 @@
+package io.outbox.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kit's rules for capability C4 {@link DeadLetters} and for a store's report of one corrupt
+ * row (rule R12). {@link OutboxStoreTck} extends this class, so every store's kit run includes
+ * them; the C4 rules are skipped, with the reason, for a store without the capability.
+ *
+ * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes.
+ */
+public abstract class DeadLetterRules {
+
+    private static final String TOPIC = "outbox-tck-dead";
+
+    private int sequence;
+
+    /**
+     * Opens a store over this test's storage; {@link OutboxStoreTck#openStore()}.
+     *
+     * @return the store
+     * @throws Exception when the fixture fails
+     */
+    protected abstract OutboxStore openStore() throws Exception;
+
+    /**
+     * Enqueues and commits; {@link OutboxStoreTck#enqueue(OutboxStore, List)}.
+     *
+     * @param store the store
+     * @param messages the messages
+     * @throws Exception on failure
+     */
+    protected abstract void enqueue(OutboxStore store, List<OutboxMessage> messages) throws Exception;
+
+    /**
+     * The kit's clock; {@link OutboxStoreTck#clock()}.
+     *
+     * @return the clock
+     */
+    protected abstract TckClock clock();
+
+    /**
+     * Optional: replaces the stored header blob of a pending message with bytes the header codec
+     * refuses (for example a single byte {@code 0x7f}, an unknown version), as a bad migration or
+     * a disk error would leave it. The R12 test that needs it is skipped, with that reason, when
+     * the fixture does not implement it.
+     *
+     * @param store a store of this test
+     * @param message a pending message of that store
+     * @throws Exception on failure
+     */
+    protected void corruptStoredHeaders(OutboxStore store, OutboxMessage message) throws Exception {
+        Assumptions.abort("the fixture does not implement corruptStoredHeaders(store, message); optional");
+    }
+
+    private DeadLetters deadLettersOf(OutboxStore store) {
+        assumeTrue(store instanceof DeadLetters, "the store does not implement DeadLetters (C4); optional");
+        return (DeadLetters) store;
+    }
+
+    private OutboxMessage message(int bucket, String text) {
+        int n = ++sequence;
+        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
+                (text + "-" + n).getBytes(StandardCharsets.UTF_8),
+                List.of(OutboxHeader.of("h", new byte[] {1, 2, 3}), OutboxHeader.of("n", null)), null,
+                clock().instant());
+    }
+
+    private DeadLetterFailure failure(String reason) {
+        Instant now = clock().instant();
+        return new DeadLetterFailure(reason, "org.apache.kafka.common.errors.RecordTooLargeException", 3,
+                now.minusSeconds(30), now, "relay-tck");
+    }
+
+    private static List<UUID> ids(List<? extends OutboxMessage> messages) {
+        return messages.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    private static void assertSameBytes(DeadLetter d, OutboxMessage m) {
+        assertThat(d.messageId()).isEqualTo(m.messageId());
+        assertThat(d.bucket()).isEqualTo(m.bucket());
+        assertThat(d.topic()).isEqualTo(m.topic());
+        assertThat(d.key()).isEqualTo(m.key());
+        assertThat(d.value()).isEqualTo(m.value());
+        assertThat(d.headers()).isEqualTo(m.encodedHeaders());
+        assertThat(d.partition()).isEqualTo(m.partition());
+        assertThat(d.createdAt()).isEqualTo(m.createdAt());
+    }
+
+    /**
+     * C4: a move takes the message out of its bucket and keeps its bytes, id and every failure
+     * field; the messages behind it become the bucket's head.
+     *
+     * <p>If this test fails, check: the move copies every column of the message row (the header
+     * blob as stored); it deletes the pending row in the same transaction; failure times and the
+     * move time are epoch milliseconds; the reason column holds {@value DeadLetterFailure#MAX_REASON_LENGTH}
+     * characters, including ones outside the Basic Multilingual Plane (MySQL: utf8mb4).
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aMoveKeepsBytesIdAndFailureAndFreesTheBucketsHead() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m1 = message(2, "first");
+        OutboxMessage m2 = message(2, "second");
+        OutboxMessage m3 = message(2, "third");
+        enqueue(store, List.of(m1, m2, m3));
+        String reason = "\uD83D\uDE00" + "x".repeat(DeadLetterFailure.MAX_REASON_LENGTH - 3) + "\uD83D\uDE00 too long";
+        DeadLetterFailure failure = failure(reason);
+        assertThat(failure.reason()).as("the record cuts the reason before the pair").hasSize(
+                DeadLetterFailure.MAX_REASON_LENGTH - 1);
+        clock().advanceMillis(1234);
+        assertThat(dead.moveToDeadLetters(2, m1.messageId(), failure)).as("move of the head").isTrue();
+        assertThat(ids(store.nextBatch(2, 10))).as("the bucket after the move")
+                .containsExactly(m2.messageId(), m3.messageId());
+        DeadLetter d = dead.deadLetter(m1.messageId()).orElseThrow();
+        assertSameBytes(d, m1);
+        assertThat(d.failure()).isEqualTo(failure);
+        assertThat(d.deadLetteredAt()).isEqualTo(Instant.ofEpochMilli(clock().millis()));
+    }
+
+    /**
+     * C4: dead letters are never returned by nextBatch, never counted by bucketsWithPending or
+     * the pending metrics, and a bucket holding only dead letters is idle.
+     *
+     * <p>If this test fails, check: dead letters live outside the pending rows (their own table,
+     * collection or items), or every pending query excludes them.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_deadLettersAreNeverLeasedReadOrCounted() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m = message(1, "only");
+        OutboxMessage other = message(3, "other");
+        enqueue(store, List.of(m, other));
+        assertThat(dead.moveToDeadLetters(1, m.messageId(), failure("bad"))).isTrue();
+        assertThat(store.nextBatch(1, 10)).as("nextBatch of a bucket holding only a dead letter").isEmpty();
+        assertThat(store.bucketsWithPending(List.of(0, 1, 2, 3))).as("bucketsWithPending").containsExactly(3);
+        if (store instanceof PendingMetrics metrics) {
+            assertThat(metrics.pendingMetrics(Duration.ofSeconds(10)).pendingCount()).as("pending count").isEqualTo(1);
+        }
+    }
+
+    /**
+     * C4: a move that cannot complete changes nothing: moving a message whose id already has a
+     * dead letter fails, the message stays pending with its bytes, and the existing dead letter is
+     * unchanged. (A store that refuses a second pending message with a dead letter's id at
+     * enqueue passes too.)
+     *
+     * <p>If this test fails, check: the insert into the dead letters and the delete of the pending
+     * row are one transaction (or one TransactWriteItems, or one document update), rolled back as
+     * a whole when either fails; the dead letters are keyed by message id.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aMoveThatFailsHalfWayLeavesTheMessagePendingAndNothingDoubled() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage first = message(0, "first");
+        enqueue(store, List.of(first));
+        assertThat(dead.moveToDeadLetters(0, first.messageId(), failure("first failure"))).isTrue();
+        OutboxMessage again = new OutboxMessage(first.messageId(), 0, TOPIC, first.key(),
+                "another value".getBytes(StandardCharsets.UTF_8), List.of(), null, clock().instant());
+        Throwable atEnqueue = catchThrowable(() -> enqueue(store, List.of(again)));
+        if (atEnqueue == null) {
+            Throwable atMove = catchThrowable(() -> dead.moveToDeadLetters(0, again.messageId(),
+                    failure("second failure")));
+            assertThat(atMove).as("moving a message whose id has a dead letter already").isNotNull();
+            List<OutboxMessage> pending = store.nextBatch(0, 10);
+            assertThat(pending).as("the message is still pending after the failed move").hasSize(1);
+            assertThat(pending.get(0).sameContent(again)).as("with its bytes").isTrue();
+        }
+        DeadLetter kept = dead.deadLetter(first.messageId()).orElseThrow();
+        assertThat(kept.value()).as("the first dead letter is unchanged").isEqualTo(first.value());
+        assertThat(kept.failure().reason()).isEqualTo("first failure");
+    }
+
+    /**
+     * C4: concurrent moves of one message from two store instances move it once: exactly one
+     * returns true, one dead letter exists, nothing is pending.
+     *
+     * <p>If this test fails, check: the delete of the pending row is conditional on the row still
+     * being there and the transaction fails or reports false when it deleted nothing.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_concurrentMovesOfOneMessageMoveItOnce() throws Exception {
+        OutboxStore a = openStore();
+        deadLettersOf(a);
+        OutboxStore b = openStore();
+        OutboxMessage m = message(4, "raced");
+        enqueue(a, List.of(m));
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Boolean>> moves = new ArrayList<>();
+            for (OutboxStore s : List.of(a, b)) {
+                moves.add(pool.submit(() -> {
+                    go.await();
+                    try {
+                        return ((DeadLetters) s).moveToDeadLetters(4, m.messageId(), failure("raced"));
+                    } catch (RuntimeException e) {
+                        return false; // the loser may also fail on the dead letter's key
+                    }
+                }));
+            }
+            go.countDown();
+            int moved = 0;
+            for (Future<Boolean> f : moves) {
+                moved += f.get(30, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertThat(moved).as("moves that reported success").isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(a.nextBatch(4, 10)).as("pending after the moves").isEmpty();
+        assertThat(((DeadLetters) a).deadLetters(null, 10)).as("dead letters").hasSize(1);
+    }
+
+    /**
+     * C4: a message published (deleted) before the move is not moved: the move reports false and
+     * writes no dead letter.
+     *
+     * <p>If this test fails, check: the move reads the pending row inside its transaction and
+     * writes nothing when it is gone.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aMessageNoLongerPendingIsNotMoved() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m = message(0, "published");
+        enqueue(store, List.of(m));
+        store.markPublished(0, store.nextBatch(0, 10));
+        assertThat(dead.moveToDeadLetters(0, m.messageId(), failure("late"))).isFalse();
+        assertThat(dead.deadLetter(m.messageId())).isEmpty();
+        assertThat(dead.moveToDeadLetters(1, UUID.randomUUID(), failure("unknown"))).isFalse();
+    }
+
+    /**
+     * C4: replay puts the message back into its bucket after every message pending now, with the
+     * same id and bytes, and removes the dead letter; a second replay finds nothing.
+     *
+     * <p>If this test fails, check: replay takes a new enqueue position (a new auto-increment id,
+     * a newly reserved sequence number), not the old one; it copies every column back; insert and
+     * delete are one transaction.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_replayKeepsIdAndBytesAndGoesAfterWhatIsPendingNow() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m1 = message(5, "one");
+        OutboxMessage m2 = message(5, "two");
+        enqueue(store, List.of(m1, m2));
+        assertThat(dead.moveToDeadLetters(5, m1.messageId(), failure("too large"))).isTrue();
+        OutboxMessage m3 = message(5, "three");
+        enqueue(store, List.of(m3));
+        assertThat(dead.replayDeadLetter(m1.messageId())).as("replay").isTrue();
+        List<OutboxMessage> pending = store.nextBatch(5, 10);
+        assertThat(ids(pending)).as("the bucket after the replay")
+                .containsExactly(m2.messageId(), m3.messageId(), m1.messageId());
+        assertThat(pending.get(2).sameContent(m1)).as("the replayed message's bytes").isTrue();
+        assertThat(dead.deadLetter(m1.messageId())).as("the dead letter after the replay").isEmpty();
+        assertThat(dead.replayDeadLetter(m1.messageId())).as("a second replay").isFalse();
+        store.markPublished(5, pending);
+        assertThat(store.nextBatch(5, 10)).as("the replayed message is published like any other").isEmpty();
+    }
+
+    /**
+     * C4: purge removes exactly the dead letter it names: other dead letters and pending messages
+     * stay; purging an unknown id reports false.
+     *
+     * <p>If this test fails, check: the purge deletes by message id in the dead letters only.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_purgeRemovesOnlyWhatItNames() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m1 = message(6, "one");
+        OutboxMessage m2 = message(6, "two");
+        OutboxMessage m3 = message(6, "three");
+        enqueue(store, List.of(m1, m2, m3));
+        assertThat(dead.moveToDeadLetters(6, m1.messageId(), failure("a"))).isTrue();
+        assertThat(dead.moveToDeadLetters(6, m2.messageId(), failure("b"))).isTrue();
+        assertThat(dead.purgeDeadLetter(m1.messageId())).isTrue();
+        assertThat(dead.deadLetter(m1.messageId())).isEmpty();
+        assertThat(dead.deadLetter(m2.messageId())).isPresent();
+        assertThat(ids(store.nextBatch(6, 10))).containsExactly(m3.messageId());
+        assertThat(dead.purgeDeadLetter(m1.messageId())).as("purging it again").isFalse();
+        assertThat(dead.purgeDeadLetter(m3.messageId())).as("purging a pending message's id").isFalse();
+        assertThat(ids(store.nextBatch(6, 10))).as("the pending message survives").containsExactly(m3.messageId());
+    }
+
+    /**
+     * C4: the dead letters list in pages ordered by the id's text form, every one exactly once.
+     *
+     * <p>If this test fails, check: the page query orders by message id as text (or its 16 bytes
+     * unsigned) and filters strictly after the cursor.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_listPagesInIdOrderWithoutRepeats() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        List<OutboxMessage> all = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            all.add(message(i % 3, "m"));
+        }
+        enqueue(store, all);
+        for (OutboxMessage m : all) {
+            assertThat(dead.moveToDeadLetters(m.bucket(), m.messageId(), failure("r"))).isTrue();
+        }
+        List<UUID> listed = new ArrayList<>();
+        UUID after = null;
+        for (int page = 0; page < 10; page++) {
+            List<DeadLetter> got = dead.deadLetters(after, 3);
+            got.forEach(d -> listed.add(d.messageId()));
+            if (got.size() < 3) {
+                break;
+            }
+            after = got.get(got.size() - 1).messageId();
+        }
+        List<UUID> expected = all.stream().map(OutboxMessage::messageId)
+                .sorted(Comparator.comparing(UUID::toString)).toList();
+        assertThat(listed).isEqualTo(expected);
+    }
+
+    /**
+     * R12: a row whose header blob cannot be decoded is reported with a
+     * {@link CorruptMessageException} naming its bucket and message id, with the decoded rows
+     * ahead of it; with C4 it can be moved by id with its bytes as stored, and the rows behind it
+     * are read again.
+     *
+     * <p>If this test fails, check: {@code nextBatch} catches the decoding error per row and
+     * throws {@code CorruptMessageException(bucket, messageId, rowsBefore, ...)}; the move copies
+     * the stored blob without decoding it.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_R12_aCorruptRowIsReportedWithItsBucketAndMessageId() throws Exception {
+        OutboxStore store = openStore();
+        OutboxMessage m1 = message(1, "good");
+        OutboxMessage m2 = message(1, "bad");
+        OutboxMessage m3 = message(1, "behind");
+        enqueue(store, List.of(m1, m2, m3));
+        corruptStoredHeaders(store, m2);
+        Throwable t = catchThrowable(() -> store.nextBatch(1, 10));
+        assertThat(t).as("nextBatch over a corrupt row").isInstanceOf(CorruptMessageException.class);
+        CorruptMessageException e = (CorruptMessageException) t;
+        assertThat(e.bucket()).isEqualTo(1);
+        assertThat(e.messageId()).isEqualTo(m2.messageId());
+        assertThat(ids(e.messagesBefore())).as("the decoded rows ahead of it").containsExactly(m1.messageId());
+        store.markPublished(1, e.messagesBefore());
+        Throwable atHead = catchThrowable(() -> store.nextBatch(1, 1));
+        assertThat(atHead).isInstanceOf(CorruptMessageException.class);
+        assertThat(((CorruptMessageException) atHead).messagesBefore()).isEmpty();
+        if (store instanceof DeadLetters dead) {
+            assertThat(dead.moveToDeadLetters(1, m2.messageId(), failure("corrupt headers"))).isTrue();
+            DeadLetter d = dead.deadLetter(m2.messageId()).orElseThrow();
+            assertThat(d.headers()).as("the stored blob, not decoded").isNotEqualTo(m2.encodedHeaders());
+            assertThat(d.value()).isEqualTo(m2.value());
+            assertThat(ids(store.nextBatch(1, 10))).containsExactly(m3.messageId());
+        }
+    }
+}
