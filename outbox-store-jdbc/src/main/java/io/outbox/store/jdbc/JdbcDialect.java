@@ -162,7 +162,7 @@ public enum JdbcDialect {
         String relays = qualified(tables, tables.relays());
         String c = "\n    ";
         if (this == MYSQL) {
-            return List.of(
+            return withDeadLetters(tables, List.of(
                     "CREATE TABLE IF NOT EXISTS " + messages + " (" + c
                             + q("id") + " BIGINT NOT NULL AUTO_INCREMENT," + c
                             + q("bucket") + " INT NOT NULL," + c
@@ -186,7 +186,7 @@ public enum JdbcDialect {
                             + q("relay_id") + " VARBINARY(512) NOT NULL," + c
                             + q("last_seen") + " BIGINT NOT NULL," + c
                             + "PRIMARY KEY (" + q("relay_id") + ")\n"
-                            + ") ENGINE=InnoDB");
+                            + ") ENGINE=InnoDB"));
         }
         String leasesTable = "CREATE TABLE IF NOT EXISTS " + leases + " (" + c
                 + q("bucket") + " INTEGER NOT NULL PRIMARY KEY," + c
@@ -216,10 +216,18 @@ public enum JdbcDialect {
                         + q("bucket") + ", " + q("id") + ")" : "")
                 + "\n)";
         if (postgres) {
-            return List.of(messagesTable, leasesTable, relaysTable);
+            return withDeadLetters(tables, List.of(messagesTable, leasesTable, relaysTable));
         }
-        return List.of(messagesTable, "CREATE INDEX IF NOT EXISTS " + qualified(tables, tables.messagesIndex()) + " ON "
-                + messages + " (" + q("bucket") + ", " + q("id") + ")", leasesTable, relaysTable);
+        return withDeadLetters(tables, List.of(messagesTable, "CREATE INDEX IF NOT EXISTS "
+                + qualified(tables, tables.messagesIndex()) + " ON " + messages + " (" + q("bucket") + ", " + q("id")
+                + ")", leasesTable, relaysTable));
+    }
+
+    /** The statements followed by the dead-letter table's (capability C4, {@link JdbcDeadLetters}). */
+    private List<String> withDeadLetters(JdbcOutboxTables tables, List<String> statements) {
+        List<String> all = new java.util.ArrayList<>(statements);
+        all.addAll(JdbcDeadLetters.createStatements(this, tables));
+        return List.copyOf(all);
     }
     /**
      * The statements that drop the tables (and with them the index), if they exist: for tests
@@ -232,7 +240,8 @@ public enum JdbcDialect {
         Objects.requireNonNull(tables, "tables must not be null");
         return List.of("DROP TABLE IF EXISTS " + qualified(tables, tables.messages()),
                 "DROP TABLE IF EXISTS " + qualified(tables, tables.leases()),
-                "DROP TABLE IF EXISTS " + qualified(tables, tables.relays()));
+                "DROP TABLE IF EXISTS " + qualified(tables, tables.relays()),
+                JdbcDeadLetters.dropStatement(this, tables));
     }
 
     /**
@@ -256,7 +265,9 @@ public enum JdbcDialect {
                 .append("--   created_at: creation time, epoch milliseconds UTC.\n")
                 .append("-- ").append(tables.leases()).append(": one row per bucket; owner is the relay id or NULL,\n")
                 .append("--   expires_at the lease expiry in epoch milliseconds from the relays' clocks.\n")
-                .append("-- ").append(tables.relays()).append(": one row per relay; last_seen is its last heartbeat, epoch milliseconds.\n");
+                .append("-- ").append(tables.relays()).append(": one row per relay; last_seen is its last heartbeat, epoch milliseconds.\n")
+                .append("-- ").append(JdbcDeadLetters.tableName(tables)).append(": dead letters (capability C4), one row per message id: the\n")
+                .append("--   message's columns as they were pending, why the relay gave up on it, and when (epoch milliseconds).\n");
         for (String statement : createStatements(tables)) {
             sb.append('\n').append(statement).append(";\n");
         }

@@ -1,6 +1,10 @@
 package io.outbox.store.jdbc;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -26,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -99,7 +104,8 @@ import javax.sql.DataSource;
  * table, column or schema: that is an {@link OutboxMisconfigurationException} naming it, which
  * stops a relay (rule R6) instead of being retried for ever.
  */
-public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
 
     /**
      * The default largest payload, in bytes: 1,000,000, which a Kafka producer and broker on their
@@ -131,6 +137,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Built from the configured dialect, or from the first connection's metadata. */
     private volatile Sql sql;
+    private final JdbcDeadLetters deadLetters;
 
     private JdbcOutboxStore(Builder builder) {
         this.dataSource = builder.dataSource;
@@ -141,6 +148,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         this.closeDataSource = builder.closeDataSource;
         this.sql = configuredDialect == null ? null : new Sql(configuredDialect, tables);
         this.writer = new JdbcOutboxWriter(tables, maxPayloadBytes, configuredDialect);
+        this.deadLetters = new JdbcDeadLetters(dataSource, tables, this::dialect, clock);
     }
 
     /**
@@ -504,7 +512,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                 select.setInt(2, maxCount);
                 try (ResultSet row = select.executeQuery()) {
                     while (row.next()) {
-                        batch.add(read(s, row, bucket));
+                        try {
+                            batch.add(read(s, row, bucket));
+                        } catch (CorruptMessageException e) { // R12: the rows ahead of it still go out
+                            throw new CorruptMessageException(bucket, e.messageId(), batch, e.getMessage(), e.getCause());
+                        }
                     }
                 }
             }
@@ -522,8 +534,14 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         int partition = row.getInt(7);
         Integer partitionOrNull = row.wasNull() ? null : partition;
         Instant createdAt = Instant.ofEpochMilli(row.getLong(8));
-        return new JdbcStoredMessage(tables, id, messageId, bucket, topic, key, value, OutboxHeaderCodec.decode(headers),
-                partitionOrNull, createdAt);
+        try {
+            return new JdbcStoredMessage(tables, id, messageId, bucket, topic, key, value,
+                    OutboxHeaderCodec.decode(headers), partitionOrNull, createdAt);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptMessageException(bucket, messageId, List.of(), "outbox message " + messageId + " (row id "
+                    + id + " of bucket " + bucket + " in " + tables.messages() + ") cannot be decoded: "
+                    + e.getMessage(), e);
+        }
     }
 
     @Override
@@ -590,6 +608,37 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                 }
             }
         });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction on the dead-letter table {@code <messages>_dead}: the pending row is read
+     * with {@code SELECT ... FOR UPDATE}, copied as stored and deleted.
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return deadLetters.list(after, limit);
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return deadLetters.get(messageId);
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return deadLetters.replay(messageId);
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return deadLetters.purge(messageId);
     }
 
     /**

@@ -10,6 +10,8 @@
 -- outbox_leases: one row per bucket; owner is the relay id or NULL,
 --   expires_at the lease expiry in epoch milliseconds from the relays' clocks.
 -- outbox_relays: one row per relay; last_seen is its last heartbeat, epoch milliseconds.
+-- outbox_messages_dead: dead letters (capability C4), one row per message id: the
+--   message's columns as they were pending, why the relay gave up on it, and when (epoch milliseconds).
 
 CREATE TABLE IF NOT EXISTS `outbox_messages` (
     `id` BIGINT NOT NULL AUTO_INCREMENT,
@@ -36,4 +38,23 @@ CREATE TABLE IF NOT EXISTS `outbox_relays` (
     `relay_id` VARBINARY(512) NOT NULL,
     `last_seen` BIGINT NOT NULL,
     PRIMARY KEY (`relay_id`)
+) ENGINE=InnoDB;
+
+CREATE TABLE IF NOT EXISTS `outbox_messages_dead` (
+    `message_id` CHAR(36) CHARACTER SET ascii NOT NULL,
+    `bucket` INTEGER NOT NULL,
+    `topic` VARCHAR(249) CHARACTER SET ascii NOT NULL,
+    `record_key` LONGBLOB NULL,
+    `record_value` LONGBLOB NULL,
+    `headers` LONGBLOB NOT NULL,
+    `kafka_partition` INTEGER NULL,
+    `created_at` BIGINT NOT NULL,
+    `reason` VARCHAR(1000) CHARACTER SET utf8mb4 NOT NULL,
+    `cause_class` VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL,
+    `attempts` INTEGER NOT NULL,
+    `first_failure_at` BIGINT NOT NULL,
+    `last_failure_at` BIGINT NOT NULL,
+    `relay_id` VARBINARY(512) NOT NULL,
+    `dead_lettered_at` BIGINT NOT NULL,
+    PRIMARY KEY (`message_id`)
 ) ENGINE=InnoDB;

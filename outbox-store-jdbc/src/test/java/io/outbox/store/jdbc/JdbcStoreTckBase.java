@@ -86,6 +86,22 @@ abstract class JdbcStoreTckBase extends OutboxStoreTck {
         enqueue(store, List.of(message));
     }
 
+    /** R12: a header blob with an unknown version byte, written over the stored one. */
+    @Override
+    protected void corruptStoredHeaders(OutboxStore store, OutboxMessage message) throws Exception {
+        JdbcOutboxStore jdbc = (JdbcOutboxStore) store;
+        JdbcDialect dialect = jdbc.dialect();
+        try (Connection c = jdbc.dataSource().getConnection();
+             var update = c.prepareStatement("UPDATE " + dialect.qualified(jdbc.tables(), jdbc.tables().messages())
+                     + " SET " + dialect.quote("headers") + " = ? WHERE " + dialect.quote("message_id") + " = ?")) {
+            update.setBytes(1, new byte[] {0x7f});
+            dialect.setMessageId(update, 2, message.messageId());
+            if (update.executeUpdate() != 1) {
+                throw new IllegalStateException("no row of message " + message.messageId());
+            }
+        }
+    }
+
     @Override
     protected long maxPayloadBytes() {
         return JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES;
