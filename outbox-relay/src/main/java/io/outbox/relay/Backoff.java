@@ -1,8 +1,9 @@
 package io.outbox.relay;
 
 /**
- * Capped exponential backoff (rule R3): the first failure in a row waits {@code baseMillis}, each
- * further one twice as long, never more than {@code capMillis}.
+ * Capped exponential backoff (rule R3): the first failure in a row waits up to {@code baseMillis},
+ * each further one up to twice as long, never more than {@code capMillis}; the relay draws each
+ * wait with full jitter ({@link #jitteredDelayMillis}, R12).
  *
  * @param baseMillis the first wait, {@code >= 1}
  * @param capMillis the longest wait, {@code >= baseMillis}
@@ -25,5 +26,18 @@ record Backoff(long baseMillis, long capMillis) {
             delay *= 2;
         }
         return Math.min(delay, capMillis);
+    }
+
+    /**
+     * The wait after {@code failuresInARow} failures with full jitter (rule R12): uniformly random
+     * in {@code [0, delayMillis(failuresInARow)]}, so that relays failing together do not retry
+     * in lockstep.
+     *
+     * @param failuresInARow failures since the last success, {@code >= 1}
+     * @return the jittered wait in milliseconds; 0 when no failure
+     */
+    long jitteredDelayMillis(int failuresInARow) {
+        long cap = delayMillis(failuresInARow);
+        return cap <= 0 ? 0 : java.util.concurrent.ThreadLocalRandom.current().nextLong(cap + 1);
     }
 }

@@ -51,15 +51,17 @@ import org.slf4j.LoggerFactory;
  * while it waits for the topic's metadata (for a broker that is down or a topic that does not
  * exist it then returns a failure without sending anything, rule R7, and batches for that topic
  * fail at once for the next {@code max.block.ms}). A message naming a partition the topic does
- * not have (by the producer's metadata) fails at once instead of blocking {@code max.block.ms};
- * the bucket then retries it with backoff, and it goes through once the topic has that
- * partition. The returned future completes within
+ * not have (by the producer's metadata) fails at once with a {@link PartitionNotInTopicException}
+ * instead of blocking {@code max.block.ms}: a message-specific failure (R12), counted against the
+ * message; it goes through if the topic gains that partition before the relay gives up on it. The returned future completes within
  * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that. A store
  * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
  *
  * <p>Records after a failed record of the same batch are still sent: with rows 1, 2, 3 of one key
  * where row 1 exceeds {@code max.request.size}, rows 2 and 3 reach the topic, the result
- * acknowledges nothing, and all three rows stay in the store for the next attempt.
+ * acknowledges nothing, and all three rows stay in the store. The relay classifies the error
+ * ({@link FailureKind}, R12) and then sends row 1 alone until it succeeds or is dead-lettered, so
+ * rows 2 and 3 are sent at most once more.
  *
  * <p>Ownership: a publisher built from settings creates its own {@link KafkaProducer} (at
  * construction, or at the first publish when the bootstrap servers cannot be resolved yet) and
@@ -193,7 +195,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             Integer partitions = partitionCounts.get(m.topic());
             if (m.partition() != null && partitions != null && m.partition() >= partitions) {
                 // KafkaProducer.send would block max.block.ms waiting for a partition that does not exist.
-                outcome.complete(index, new IllegalArgumentException("outbox message " + m.messageId()
+                outcome.complete(index, new PartitionNotInTopicException("outbox message " + m.messageId()
                         + " names partition " + m.partition() + " of topic '" + m.topic() + "', which has "
                         + partitions + " partitions"));
                 continue;

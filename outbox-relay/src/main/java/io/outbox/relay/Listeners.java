@@ -32,6 +32,16 @@ final class Listeners implements RelayListener {
     }
 
     @Override
+    public void onMessageFailed(int bucket, java.util.UUID messageId, int attempts, Throwable error) {
+        each(l -> l.onMessageFailed(bucket, messageId, attempts, error));
+    }
+
+    @Override
+    public void onDeadLettered(int bucket, java.util.UUID messageId, io.outbox.spi.DeadLetterFailure failure) {
+        each(l -> l.onDeadLettered(bucket, messageId, failure));
+    }
+
+    @Override
     public void onStoreError(Throwable error) {
         each(l -> l.onStoreError(error));
     }

@@ -34,6 +34,15 @@ import org.slf4j.LoggerFactory;
  *       <td>publishes that left messages unacknowledged (each is retried)</td></tr>
  *   <tr><td>{@code outbox.relay.store.errors}</td><td>counter</td><td>errors</td>
  *       <td>failed store calls (each is retried)</td></tr>
+ *   <tr><td>{@code outbox.relay.dead.lettered}</td><td>counter</td><td>messages</td>
+ *       <td>messages moved to the store's dead letters (R12, C4)</td></tr>
+ *   <tr><td>{@code outbox.relay.message.failures}</td><td>counter, tag {@code cause} (exception class)</td>
+ *       <td>failures</td><td>message-specific failures (too large, invalid topic or partition, a row
+ *       that cannot be decoded); never broker outages</td></tr>
+ *   <tr><td>{@code outbox.relay.stalled.buckets}</td><td>gauge</td><td>buckets</td>
+ *       <td>owned buckets waiting behind a head with counted message-specific failures</td></tr>
+ *   <tr><td>{@code outbox.relay.failing.head.attempts}</td><td>gauge</td><td>attempts</td>
+ *       <td>counted attempts of the head that has been failing longest; 0 when none</td></tr>
  *   <tr><td>{@code outbox.relay.owned.buckets}</td><td>gauge</td><td>buckets</td>
  *       <td>buckets this relay holds leases for</td></tr>
  *   <tr><td>{@code outbox.relay.pending.messages}</td><td>gauge</td><td>messages</td>
@@ -60,6 +69,11 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
     private final Counter publishFailures;
     private final Counter storeErrors;
     private final AtomicInteger ownedBuckets = new AtomicInteger();
+    private final Tags common;
+    private final Counter deadLettered;
+    /** Failing heads by bucket: first failure (epoch ms) and attempts. */
+    private final java.util.concurrent.ConcurrentMap<Integer, long[]> failingHeads =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private final ScheduledExecutorService sampler;
     private volatile double pendingMessages = Double.NaN;
     private volatile double oldestAgeSeconds = Double.NaN;
@@ -91,6 +105,14 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
     private MicrometerRelayMetrics(MeterRegistry registry, Tags common, PendingMetrics backlog,
                                    Duration sampleInterval) {
         this.registry = Objects.requireNonNull(registry, "registry must not be null");
+        this.common = common;
+        deadLettered = add(Counter.builder("outbox.relay.dead.lettered").baseUnit("messages").tags(common)
+                .description("Messages moved to the store's dead letters").register(registry));
+        add(Gauge.builder("outbox.relay.stalled.buckets", failingHeads, java.util.Map::size).baseUnit("buckets")
+                .tags(common).description("Owned buckets waiting behind a failing head message").register(registry));
+        add(Gauge.builder("outbox.relay.failing.head.attempts", this, MicrometerRelayMetrics::oldestHeadAttempts)
+                .baseUnit("attempts").tags(common)
+                .description("Attempts of the head message that has been failing longest").register(registry));
         published = add(Counter.builder("outbox.relay.published").baseUnit("messages").tags(common)
                 .description("Messages acknowledged by the broker and deleted from the store").register(registry));
         publishFailures = add(Counter.builder("outbox.relay.publish.failures").baseUnit("batches").tags(common)
@@ -135,14 +157,48 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
         }
     }
 
+    private double oldestHeadAttempts() {
+        long[] oldest = null;
+        for (long[] head : failingHeads.values()) {
+            if (oldest == null || head[0] < oldest[0]) {
+                oldest = head;
+            }
+        }
+        return oldest == null ? 0 : oldest[1];
+    }
+
     @Override
     public void onOwnedBucketsChanged(List<Integer> buckets) {
         ownedBuckets.set(buckets.size());
+        failingHeads.keySet().retainAll(buckets);
     }
 
     @Override
     public void onPublished(int bucket, int count) {
         published.increment(count);
+        failingHeads.remove(bucket); // the head went out
+    }
+
+    @Override
+    public void onMessageFailed(int bucket, java.util.UUID messageId, int attempts, Throwable error) {
+        Counter failures = Counter.builder("outbox.relay.message.failures").baseUnit("failures").tags(common)
+                .tag("cause", error.getClass().getName())
+                .description("Message-specific failures, by exception class").register(registry);
+        synchronized (meters) {
+            if (!meters.contains(failures)) {
+                meters.add(failures);
+            }
+        }
+        failures.increment();
+        long now = System.currentTimeMillis();
+        failingHeads.compute(bucket, (b, head) -> attempts == 1 || head == null
+                ? new long[] {now, attempts} : new long[] {head[0], attempts});
+    }
+
+    @Override
+    public void onDeadLettered(int bucket, java.util.UUID messageId, io.outbox.spi.DeadLetterFailure failure) {
+        deadLettered.increment();
+        failingHeads.remove(bucket);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.outbox.relay;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -79,6 +82,14 @@ final class RelayEngine {
         long completedAt;
         PublishResult result;
         Throwable error;
+        /** A row after the batch that the store could not decode (R12); null when none. */
+        CorruptMessageException corrupt;
+        /** The classified failure of the publish, when it failed. */
+        PoisonGuard.Verdict verdict;
+        /** Whether the failed message was moved to the dead letters (C4). */
+        boolean deadLettered;
+        /** The batch size asked of the store: one while the head has counted failures (R12). */
+        int limit;
 
         Task(int bucket) {
             this.bucket = bucket;
@@ -88,6 +99,8 @@ final class RelayEngine {
     private final OutboxStore store;
     private final LeaseRenewal renewal;
     private final LeaseRelease release;
+    private final DeadLetters deadLetters;
+    private final PoisonGuard poison;
     private final OutboxPublisher publisher;
     private final RelayOptions options;
     private final String relayId;
@@ -132,6 +145,14 @@ final class RelayEngine {
         this.store = store;
         this.renewal = store instanceof LeaseRenewal r ? r : null;
         this.release = store instanceof LeaseRelease r ? r : null;
+        this.deadLetters = store instanceof DeadLetters d ? d : null;
+        if (options.poisonPolicy() == PoisonPolicy.DEAD_LETTER && deadLetters == null) {
+            throw new OutboxMisconfigurationException("relay option " + RelayOptions.POISON_POLICY_CONFIG
+                    + "=dead-letter needs a store with dead letters, but " + store.getClass().getName()
+                    + " does not implement DeadLetters (capability C4); use " + RelayOptions.POISON_POLICY_CONFIG
+                    + "=block or a store that has them");
+        }
+        this.poison = new PoisonGuard(options.poisonPolicy(), options.poisonMaxAttempts(), options.relayId(), clock);
         this.publisher = publisher;
         this.options = options;
         this.relayId = options.relayId();
@@ -162,6 +183,10 @@ final class RelayEngine {
 
     List<Integer> ownedBuckets() {
         return leases.usable(clock.millis());
+    }
+
+    PoisonGuard poison() {
+        return poison;
     }
 
     void wakeUp() {
@@ -357,6 +382,7 @@ final class RelayEngine {
             discoverNow = true;
         }
         retries.keySet().retainAll(owned);
+        poison.retain(owned);
     }
 
     private void discover(List<Integer> owned) {
@@ -395,11 +421,28 @@ final class RelayEngine {
                 done(task, Outcome.NO_LEASE);
                 return;
             }
-            List<OutboxMessage> batch = store.nextBatch(bucket, options.batchSize());
+            List<OutboxMessage> batch;
+            try {
+                task.limit = poison.batchLimit(bucket, options.batchSize());
+                batch = store.nextBatch(bucket, task.limit);
+            } catch (CorruptMessageException e) {
+                if (e.bucket() != bucket) {
+                    throw e;
+                }
+                // R12: a data error of one row stays in its bucket; the rows ahead of it still go out.
+                task.corrupt = e;
+                batch = e.messagesBefore();
+            }
             if (batch == null) {
                 throw new IllegalStateException("the store's nextBatch returned null");
             }
             if (batch.isEmpty()) {
+                if (task.corrupt != null) {
+                    task.batch = List.of();
+                    task.result = PublishResult.failure(0, task.corrupt);
+                    deleteAcknowledged(task);
+                    return;
+                }
                 done(task, Outcome.EMPTY);
                 return;
             }
@@ -431,6 +474,9 @@ final class RelayEngine {
         }
         future.whenComplete((result, error) -> {
             task.result = normalize(result, error, batch.size());
+            if (task.corrupt != null && !task.result.failed()) {
+                task.result = PublishResult.failure(batch.size(), task.corrupt);
+            }
             task.completedAt = clock.millis();
             inFlight.decrementAndGet();
             // The callback may run on the publisher's I/O thread: the delete runs on the pool.
@@ -456,11 +502,27 @@ final class RelayEngine {
             int acknowledged = task.result.acknowledged();
             if (acknowledged > 0) {
                 store.markPublished(task.bucket, task.batch.subList(0, acknowledged));
+                poison.acknowledged(task.bucket);
+            }
+            if (task.result.failed()) {
+                classifyFailure(task);
             }
             done(task, Outcome.PUBLISHED);
         } catch (RuntimeException | Error e) {
             task.error = e;
             done(task, Outcome.FAILED);
+        }
+    }
+
+    /** R12: counts a message-specific failure and, when the policy gives up, moves the message (C4). */
+    private void classifyFailure(Task task) {
+        int acknowledged = task.result.acknowledged();
+        UUID failed = acknowledged < task.batch.size() ? task.batch.get(acknowledged).messageId()
+                : task.corrupt.messageId();
+        task.verdict = poison.failed(task.bucket, failed, task.result.firstError());
+        if (task.verdict.giveUp() && leases.isHeld(task.bucket, clock.millis())) {
+            task.deadLettered = deadLetters.moveToDeadLetters(task.bucket, failed, task.verdict.failure());
+            poison.forget(task.bucket);
         }
     }
 
@@ -507,6 +569,7 @@ final class RelayEngine {
                             task.result.acknowledged());
                     ready.remove(task.bucket);
                     retries.remove(task.bucket);
+                    poison.forget(task.bucket);
                 }
                 case PUBLISHED -> published(task);
                 case FAILED -> fail(task.error);
@@ -524,21 +587,47 @@ final class RelayEngine {
             listener.onPublished(bucket, acknowledged);
         }
         if (result.failed()) {
+            PoisonGuard.Verdict verdict = task.verdict;
+            if (task.deadLettered) {
+                // R12, dead-letter policy: the bucket goes on with the messages behind it at once.
+                retries.remove(bucket);
+                LOG.warn("moved a message to the dead letters after {} message-specific failures; its bucket goes on "
+                        + "relayId={} bucket={} messageId={} cause={} error={}", verdict.attempts(), relayId, bucket,
+                        verdict.messageId(), verdict.failure().causeClass(), verdict.failure().reason());
+                listener.onPublishFailed(bucket, acknowledged, result.firstError());
+                listener.onMessageFailed(bucket, verdict.messageId(), verdict.attempts(), result.firstError());
+                listener.onDeadLettered(bucket, verdict.messageId(), verdict.failure());
+                checkPublishBudget(task);
+                return;
+            }
             int failures = retries.containsKey(bucket) ? retries.get(bucket).failures() + 1 : 1;
-            long delay = backoff.delayMillis(failures);
+            long delay = backoff.jitteredDelayMillis(failures);
             retries.put(bucket, new Retry(failures, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay)));
-            LOG.warn("publish failed; retrying from the first unacknowledged message relayId={} bucket={} count={} "
-                    + "acknowledged={} messageId={} failures={} backoff.ms={} error={}", relayId, bucket,
-                    task.batch.size(), acknowledged, task.batch.get(acknowledged).messageId(), failures, delay,
-                    LogText.oneLine(String.valueOf(result.firstError())));
+            String error = LogText.oneLine(String.valueOf(result.firstError()));
+            if (verdict != null && verdict.kind() == FailureKind.MESSAGE) {
+                if (verdict.warn()) {
+                    LOG.warn("message failed for a reason of its own; its bucket waits behind it (poison.policy={}) "
+                            + "relayId={} bucket={} messageId={} attempts={} backoff.ms={} error={}",
+                            poison.policy().configName(), relayId, bucket, verdict.messageId(), verdict.attempts(),
+                            delay, error);
+                }
+            } else {
+                LOG.warn("publish failed; retrying from the first unacknowledged message relayId={} bucket={} "
+                        + "count={} acknowledged={} messageId={} failures={} backoff.ms={} error={}", relayId, bucket,
+                        task.batch.size(), acknowledged, verdict == null ? null : verdict.messageId(), failures,
+                        delay, error);
+            }
             listener.onPublishFailed(bucket, acknowledged, result.firstError());
+            if (verdict != null && verdict.kind() == FailureKind.MESSAGE) {
+                listener.onMessageFailed(bucket, verdict.messageId(), verdict.attempts(), result.firstError());
+            }
             if (result.firstError() instanceof OutboxMisconfigurationException fatal) {
                 throw fatal; // R6: from the publisher too
             }
         } else {
             retries.remove(bucket);
             LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
-            if (task.batch.size() < options.batchSize()) {
+            if (task.batch.size() < task.limit) {
                 ready.remove(bucket);
             }
         }
@@ -584,7 +673,7 @@ final class RelayEngine {
     /** R3: log, drop lease state, back off (wake-ups do not shorten it), retry. No task is running. */
     private void storeError(RuntimeException e) throws InterruptedException {
         storeFailures++;
-        long delay = backoff.delayMillis(storeFailures);
+        long delay = backoff.jitteredDelayMillis(storeFailures);
         if (storeFailures == 1) {
             LOG.warn("store call failed; dropping leases and retrying relayId={} failures={} backoff.ms={}", relayId,
                     storeFailures, delay, e);

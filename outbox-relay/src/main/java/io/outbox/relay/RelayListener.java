@@ -43,6 +43,30 @@ public interface RelayListener {
     }
 
     /**
+     * A message failed for a reason of its own (rule R12, {@link FailureKind#MESSAGE}): too large,
+     * an invalid topic or partition, a row the store cannot decode. Called after
+     * {@link #onPublishFailed} for the same failure; retriable failures never come here.
+     *
+     * @param bucket the bucket
+     * @param messageId the message
+     * @param attempts its message-specific failures in a row, counted by this relay, {@code >= 1}
+     * @param error the failure; not null
+     */
+    default void onMessageFailed(int bucket, java.util.UUID messageId, int attempts, Throwable error) {
+    }
+
+    /**
+     * A message was moved to the store's dead letters ({@link PoisonPolicy#DEAD_LETTER}, C4); its
+     * bucket goes on with the messages behind it.
+     *
+     * @param bucket the bucket
+     * @param messageId the message
+     * @param failure what was recorded with it; not null
+     */
+    default void onDeadLettered(int bucket, java.util.UUID messageId, io.outbox.spi.DeadLetterFailure failure) {
+    }
+
+    /**
      * A store call failed; the relay drops its lease state and retries after a backoff (R3).
      *
      * @param error the error; not null

@@ -51,6 +51,10 @@ import org.apache.kafka.common.config.ConfigException;
  *       <td>[0 ms, 1 day]</td></tr>
  *   <tr><td>{@value #STORE_CONCURRENCY_CONFIG}</td><td>{@link Builder#storeConcurrency}</td><td>4</td>
  *       <td>[1, 256] threads</td></tr>
+ *   <tr><td>{@value #POISON_POLICY_CONFIG}</td><td>{@link Builder#poisonPolicy}</td><td>block</td>
+ *       <td>block or dead-letter ({@link PoisonPolicy}); dead-letter needs a store with C4</td></tr>
+ *   <tr><td>{@value #POISON_MAX_ATTEMPTS_CONFIG}</td><td>{@link Builder#poisonMaxAttempts}</td>
+ *       <td>{@value #DEFAULT_POISON_MAX_ATTEMPTS}</td><td>[1, 1000] message-specific failures</td></tr>
  *   </tbody>
  * </table>
  *
@@ -82,6 +86,10 @@ public final class RelayOptions {
     public static final String CLOSE_TIMEOUT_MS_CONFIG = "close.timeout.ms";
     /** Key of {@link #storeConcurrency()}. */
     public static final String STORE_CONCURRENCY_CONFIG = "store.concurrency";
+    /** Key of {@link #poisonPolicy()}. */
+    public static final String POISON_POLICY_CONFIG = "poison.policy";
+    /** Key of {@link #poisonMaxAttempts()}. */
+    public static final String POISON_MAX_ATTEMPTS_CONFIG = "poison.max.attempts";
 
     /** Default {@link #bucketCount()}: 8. */
     public static final int DEFAULT_BUCKET_COUNT = 8;
@@ -103,6 +111,12 @@ public final class RelayOptions {
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
     /** Default {@link #storeConcurrency()}: 4 threads. */
     public static final int DEFAULT_STORE_CONCURRENCY = 4;
+    /** Default {@link #poisonPolicy()}: {@link PoisonPolicy#BLOCK}. */
+    public static final PoisonPolicy DEFAULT_POISON_POLICY = PoisonPolicy.BLOCK;
+    /** Default {@link #poisonMaxAttempts()}: {@value}. */
+    public static final int DEFAULT_POISON_MAX_ATTEMPTS = 5;
+    /** Largest {@link #poisonMaxAttempts()}. */
+    public static final int MAX_POISON_MAX_ATTEMPTS = 1000;
 
     /** Largest {@link #bucketCount()}. */
     public static final int MAX_BUCKET_COUNT = io.outbox.OutboxBucket.MAX_BUCKET_COUNT;
@@ -164,7 +178,19 @@ public final class RelayOptions {
                             + "never has two. Each thread uses one store connection at a time: give a pooled store "
                             + "(JDBC pool.size) at least store.concurrency + 2 connections (lease calls, renewal); "
                             + "fewer only makes store calls wait for a connection. 1 makes the store calls one at a "
-                            + "time.");
+                            + "time.")
+            .define(POISON_POLICY_CONFIG, ConfigDef.Type.STRING, DEFAULT_POISON_POLICY.configName(),
+                    ConfigDef.ValidString.in("block", "dead-letter"), ConfigDef.Importance.MEDIUM,
+                    "What happens to a message that fails for a reason of its own (too large for Kafka, an "
+                            + "invalid topic or partition, a row the store cannot decode; never a broker outage). "
+                            + "block: its bucket waits behind it, attempts counted, a WARN at most once a minute. "
+                            + "dead-letter: after " + POISON_MAX_ATTEMPTS_CONFIG + " such failures it is moved to "
+                            + "the store's dead letters and its bucket goes on (the key's later messages are then "
+                            + "delivered before it); needs a store with dead letters (capability C4).")
+            .define(POISON_MAX_ATTEMPTS_CONFIG, ConfigDef.Type.INT, DEFAULT_POISON_MAX_ATTEMPTS,
+                    ConfigDef.Range.between(1, MAX_POISON_MAX_ATTEMPTS), ConfigDef.Importance.MEDIUM,
+                    "With " + POISON_POLICY_CONFIG + "=dead-letter: how many message-specific failures in a row "
+                            + "move a message to the dead letters.");
 
     private final String relayId;
     private final int bucketCount;
@@ -178,6 +204,8 @@ public final class RelayOptions {
     private final Duration maxPublishDuration;
     private final Duration closeTimeout;
     private final int storeConcurrency;
+    private final PoisonPolicy poisonPolicy;
+    private final int poisonMaxAttempts;
 
     private RelayOptions(Builder b) {
         this.relayId = b.relayId == null ? defaultRelayId() : requireRelayId(b.relayId);
@@ -193,6 +221,12 @@ public final class RelayOptions {
                 : requireDuration(MAX_PUBLISH_DURATION_MS_CONFIG, b.maxPublishDuration, 1);
         this.closeTimeout = requireDuration(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout, 0);
         this.storeConcurrency = requireRange(STORE_CONCURRENCY_CONFIG, b.storeConcurrency, 1, MAX_STORE_CONCURRENCY);
+        if (b.poisonPolicy == null) {
+            throw invalid(POISON_POLICY_CONFIG, null, "must not be null");
+        }
+        this.poisonPolicy = b.poisonPolicy;
+        this.poisonMaxAttempts = requireRange(POISON_MAX_ATTEMPTS_CONFIG, b.poisonMaxAttempts, 1,
+                MAX_POISON_MAX_ATTEMPTS);
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
             throw crossField(LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
                     + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
@@ -262,7 +296,9 @@ public final class RelayOptions {
                 .messageIdHeader((String) parsed.get(MESSAGE_ID_HEADER_CONFIG))
                 .maxPublishDuration(millis(parsed, MAX_PUBLISH_DURATION_MS_CONFIG))
                 .closeTimeout(millis(parsed, CLOSE_TIMEOUT_MS_CONFIG))
-                .storeConcurrency((Integer) parsed.get(STORE_CONCURRENCY_CONFIG));
+                .storeConcurrency((Integer) parsed.get(STORE_CONCURRENCY_CONFIG))
+                .poisonPolicy(PoisonPolicy.forName((String) parsed.get(POISON_POLICY_CONFIG)))
+                .poisonMaxAttempts((Integer) parsed.get(POISON_MAX_ATTEMPTS_CONFIG));
         String relayId = (String) parsed.get(RELAY_ID_CONFIG);
         if (relayId != null) {
             b.relayId(relayId);
@@ -429,6 +465,25 @@ public final class RelayOptions {
     }
 
     /**
+     * What happens to a message that fails for a reason of its own (R12).
+     *
+     * @return the policy; default {@link PoisonPolicy#BLOCK}
+     */
+    public PoisonPolicy poisonPolicy() {
+        return poisonPolicy;
+    }
+
+    /**
+     * With {@link PoisonPolicy#DEAD_LETTER}: how many message-specific failures in a row move a
+     * message to the dead letters (R12).
+     *
+     * @return the attempts, in {@code [1, 1000]}
+     */
+    public int poisonMaxAttempts() {
+        return poisonMaxAttempts;
+    }
+
+    /**
      * These options as string settings that {@link #fromProperties(Map)} reads back to equal
      * options; {@value #MAX_PUBLISH_DURATION_MS_CONFIG} is left out when not set.
      *
@@ -450,6 +505,8 @@ public final class RelayOptions {
         }
         p.put(CLOSE_TIMEOUT_MS_CONFIG, Long.toString(closeTimeout.toMillis()));
         p.put(STORE_CONCURRENCY_CONFIG, Integer.toString(storeConcurrency));
+        p.put(POISON_POLICY_CONFIG, poisonPolicy.configName());
+        p.put(POISON_MAX_ATTEMPTS_CONFIG, Integer.toString(poisonMaxAttempts));
         return p;
     }
 
@@ -463,7 +520,7 @@ public final class RelayOptions {
                 .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
                 .maxErrorBackoff(maxErrorBackoff).messageIdHeader(messageIdHeader)
                 .maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
-                .storeConcurrency(storeConcurrency);
+                .storeConcurrency(storeConcurrency).poisonPolicy(poisonPolicy).poisonMaxAttempts(poisonMaxAttempts);
     }
 
     @Override
@@ -544,6 +601,8 @@ public final class RelayOptions {
         private Duration maxPublishDuration;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
         private int storeConcurrency = DEFAULT_STORE_CONCURRENCY;
+        private PoisonPolicy poisonPolicy = DEFAULT_POISON_POLICY;
+        private int poisonMaxAttempts = DEFAULT_POISON_MAX_ATTEMPTS;
 
         private Builder() {
         }
@@ -681,6 +740,28 @@ public final class RelayOptions {
          */
         public Builder storeConcurrency(int storeConcurrency) {
             this.storeConcurrency = storeConcurrency;
+            return this;
+        }
+
+        /**
+         * Sets {@value #POISON_POLICY_CONFIG}.
+         *
+         * @param poisonPolicy not null; default {@link PoisonPolicy#BLOCK}
+         * @return this builder
+         */
+        public Builder poisonPolicy(PoisonPolicy poisonPolicy) {
+            this.poisonPolicy = poisonPolicy;
+            return this;
+        }
+
+        /**
+         * Sets {@value #POISON_MAX_ATTEMPTS_CONFIG}.
+         *
+         * @param poisonMaxAttempts in {@code [1, 1000]}; default {@value #DEFAULT_POISON_MAX_ATTEMPTS}
+         * @return this builder
+         */
+        public Builder poisonMaxAttempts(int poisonMaxAttempts) {
+            this.poisonMaxAttempts = poisonMaxAttempts;
             return this;
         }
 

@@ -207,7 +207,7 @@ class KafkaOutboxPublisherTest {
         fourPartitions.completeNext();
         PublishResult outcome = result.get(5, TimeUnit.SECONDS);
         assertThat(outcome.acknowledged()).isEqualTo(1);
-        assertThat(outcome.firstError()).isInstanceOf(IllegalArgumentException.class)
+        assertThat(outcome.firstError()).isInstanceOf(PartitionNotInTopicException.class)
                 .hasMessageContaining(missing.messageId().toString())
                 .hasMessageContaining("partition 6 of topic 'orders', which has 4 partitions");
     }

@@ -120,7 +120,8 @@ class RelayOptionsTest {
     void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
         var keys = RelayOptions.configDef().configKeys();
 
-        assertThat(keys).hasSize(12);
+        assertThat(keys).hasSize(14);
+        assertThat(keys.get("poison.policy").defaultValue).isEqualTo("block");
         assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
         assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);
         assertThat(keys.get("max.publish.duration.ms").defaultValue).isNull();
