@@ -29,6 +29,10 @@ import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -46,6 +50,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -128,7 +133,8 @@ import org.bson.conversions.Bson;
  * <p>Instances are thread-safe (S12): they hold only immutable collection handles over a
  * thread-safe {@link MongoClient}.
  */
-public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
 
     /** The largest BSON document a MongoDB server stores, in bytes: 16 MiB. */
     public static final long MAX_DOCUMENT_BYTES = 16L * 1024 * 1024;
@@ -169,6 +175,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     private final MongoCollection<BsonDocument> relays;
     private final MongoOutboxWriter writer;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final MongoDeadLetters deadLetters;
 
     private MongoOutboxStore(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
         this.client = client;
@@ -182,6 +189,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         this.leases = coordination(database, options.leasesCollection());
         this.relays = coordination(database, options.relaysCollection());
         this.writer = new MongoOutboxWriter(messages, sequences);
+        this.deadLetters = new MongoDeadLetters(messages, sequences, options.database() + "."
+                + options.messagesCollection(), clock);
     }
 
     private static MongoCollection<BsonDocument> coordination(MongoDatabase database, String name) {
@@ -472,7 +481,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
             return List.of();
         }
         TreeSet<Integer> pending = new TreeSet<>();
-        for (BsonValue bucket : messages.distinct(BUCKET, in(BUCKET, asked), BsonValue.class)) {
+        for (BsonValue bucket : messages.distinct(BUCKET, and(in(BUCKET, asked), MongoDeadLetters.PENDING),
+                BsonValue.class)) {
             int b = bucket.asNumber().intValue();
             if (asked.contains(b)) {
                 pending.add(b);
@@ -496,8 +506,18 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         }
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
         String collection = options.database() + "." + options.messagesCollection();
-        for (BsonDocument document : messages.find(eq(BUCKET, bucket)).sort(Sorts.ascending(SEQ)).limit(maxCount)) {
-            batch.add(MessageDocuments.fromDocument(document, collection));
+        for (BsonDocument document : messages.find(and(eq(BUCKET, bucket), MongoDeadLetters.PENDING))
+                .sort(Sorts.ascending(SEQ)).limit(maxCount)) {
+            try {
+                batch.add(MessageDocuments.fromDocument(document, collection));
+            } catch (IllegalStateException e) {
+                BsonValue id = document.get(ID);
+                if (id == null || !id.isBinary() || id.asBinary().getData().length != 16) {
+                    throw e;
+                }
+                // R12: a data error of one document; the rows ahead of it still go out.
+                throw new CorruptMessageException(bucket, id.asBinary().asUuid(), batch, e.getMessage(), e);
+            }
         }
         return List.copyOf(batch);
     }
@@ -527,7 +547,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
             return;
         }
         List<BsonBinary> keys = ids.stream().map(BsonBinary::new).toList();
-        messages.deleteMany(and(eq(BUCKET, bucket), in(ID, keys)));
+        messages.deleteMany(and(eq(BUCKET, bucket), in(ID, keys), MongoDeadLetters.PENDING));
     }
 
     /**
@@ -545,7 +565,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive but was " + timeout);
         }
-        BsonDocument result = messages.aggregate(List.of(Aggregates.group(null, Accumulators.sum("count", 1),
+        BsonDocument result = messages.aggregate(List.of(Aggregates.match(MongoDeadLetters.PENDING),
+                        Aggregates.group(null, Accumulators.sum("count", 1),
                         Accumulators.min("oldest", "$" + MessageDocuments.CREATED_AT))))
                 .maxTime(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS)
                 .first();
@@ -555,6 +576,37 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         BsonValue oldest = result.get("oldest");
         return new PendingSnapshot(result.get("count").asNumber().longValue(),
                 oldest != null && oldest.isDateTime() ? Instant.ofEpochMilli(oldest.asDateTime().getValue()) : null);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One single-document update: the pending document is marked with the failure in place
+     * ({@link MongoDeadLetters}); atomic without a transaction.
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return deadLetters.list(after, limit);
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return deadLetters.get(messageId);
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return deadLetters.replay(messageId);
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return deadLetters.purge(messageId);
     }
 
     /**

@@ -64,6 +64,20 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
         ((MongoOutboxStore) store).writer().enqueue(message);
     }
 
+    /** R12: a header blob with an unknown version byte, written over the stored one. */
+    @Override
+    protected void corruptStoredHeaders(OutboxStore store, OutboxMessage message) {
+        MongoOutboxStore mongo = (MongoOutboxStore) store;
+        long changed = clientOf(store).getDatabase(database).getCollection(mongo.options().messagesCollection(),
+                        org.bson.BsonDocument.class)
+                .updateOne(com.mongodb.client.model.Filters.eq("_id", new org.bson.BsonBinary(message.messageId())),
+                        com.mongodb.client.model.Updates.set("headers", new org.bson.BsonBinary(new byte[] {0x7f})))
+                .getModifiedCount();
+        if (changed != 1) {
+            throw new IllegalStateException("no document of message " + message.messageId());
+        }
+    }
+
     @Override
     protected long maxPayloadBytes() {
         return MongoOutboxStore.MAX_PAYLOAD_BYTES;

@@ -286,7 +286,7 @@ abstract class AbstractMongoOutboxStoreTest {
         corrupt.remove(MessageDocuments.TOPIC);
         raw(store.options().messagesCollection()).insertOne(corrupt);
         assertThatThrownBy(() -> store.nextBatch(4, 10))
-                .isInstanceOf(IllegalStateException.class)
+                .isInstanceOf(io.outbox.spi.CorruptMessageException.class)
                 .hasMessageContaining(corrupt.getBinary("_id").asUuid().toString())
                 .hasMessageContaining("topic")
                 .hasMessageContaining(store.options().messagesCollection());
