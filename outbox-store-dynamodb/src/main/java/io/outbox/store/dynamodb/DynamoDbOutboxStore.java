@@ -3,6 +3,10 @@ package io.outbox.store.dynamodb;
 import static io.outbox.store.dynamodb.MessageItems.number;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -21,7 +25,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -105,7 +111,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * <p>Thread-safe (S12). A store leaves the caller's client open on {@link #close()} unless
  * {@link Builder#closeClient(boolean)} is set (the provider sets it for the client it builds).
  */
-public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
 
     /**
      * The largest payload (key + value + encoded headers) this store accepts, in bytes: DynamoDB's
@@ -130,6 +137,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private final ExecutorService probes;
     private final AtomicLong refusedWrites = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final DynamoDbDeadLetters deadLetters;
 
     private DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
         this.client = Objects.requireNonNull(client, "client must not be null");
@@ -139,6 +147,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         this.messagesTable = options.messagesTable();
         this.coordinationTable = options.coordinationTable();
         this.writer = new DynamoDbOutboxWriter(client, options);
+        this.deadLetters = new DynamoDbDeadLetters(client, messagesTable, coordinationTable, clock);
         this.probes = options.probeParallelism() == 1 ? null : probePool(options.probeParallelism());
     }
 
@@ -565,11 +574,60 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
             QueryResponse page = client.query(bucketQuery(bucket).scanIndexForward(true)
                     .limit(maxCount - batch.size()).exclusiveStartKey(start).build());
             for (Map<String, AttributeValue> item : page.items()) {
-                batch.add(MessageItems.fromItem(messagesTable, item));
+                try {
+                    batch.add(MessageItems.fromItem(messagesTable, item));
+                } catch (IllegalStateException e) {
+                    UUID id = readableId(item);
+                    if (id == null) {
+                        throw e;
+                    }
+                    // R12: a data error of one item; the items ahead of it still go out.
+                    throw new CorruptMessageException(bucket, id, batch, e.getMessage(), e);
+                }
             }
             start = nextPage(page);
         } while (start != null && batch.size() < maxCount);
         return List.copyOf(batch);
+    }
+
+    private static UUID readableId(Map<String, AttributeValue> item) {
+        AttributeValue id = item.get(MessageItems.ID);
+        try {
+            return id == null || id.s() == null ? null : UUID.fromString(id.s());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query of the bucket for the message id, then one {@code TransactWriteItems}: the dead
+     * letter's Put and the message item's conditional Delete ({@link DynamoDbDeadLetters}).
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return onTables(() -> deadLetters.move(bucket, messageId, failure));
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return onTables(() -> deadLetters.list(after, limit));
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return onTables(() -> deadLetters.get(messageId));
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return onTables(() -> deadLetters.replay(messageId));
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return onTables(() -> deadLetters.purge(messageId));
     }
 
     @Override

@@ -77,6 +77,26 @@ abstract class AbstractDynamoDbStoreTck extends OutboxStoreTck {
         ((DynamoDbOutboxStore) store).writer().enqueue(List.of(message));
     }
 
+    /** R12: a header blob with an unknown version byte, written over the stored one. */
+    @Override
+    protected void corruptStoredHeaders(OutboxStore store, OutboxMessage message) {
+        var av = software.amazon.awssdk.services.dynamodb.model.AttributeValue.class;
+        var items = admin.query(q -> q.tableName(tables.messagesTable()).keyConditionExpression("#b = :b")
+                .filterExpression("#id = :id").expressionAttributeNames(Map.of("#b", "bucket", "#id", "id"))
+                .expressionAttributeValues(Map.of(":b", software.amazon.awssdk.services.dynamodb.model.AttributeValue
+                        .fromN(Integer.toString(message.bucket())), ":id",
+                        software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS(
+                                message.messageId().toString()))).consistentRead(true)).items();
+        if (items.size() != 1 || av == null) {
+            throw new IllegalStateException("no single item of message " + message.messageId() + ": " + items);
+        }
+        var key = Map.of("bucket", items.get(0).get("bucket"), "seq", items.get(0).get("seq"));
+        admin.updateItem(u -> u.tableName(tables.messagesTable()).key(key).updateExpression("SET #h = :h")
+                .expressionAttributeNames(Map.of("#h", "headers"))
+                .expressionAttributeValues(Map.of(":h", software.amazon.awssdk.services.dynamodb.model.AttributeValue
+                        .fromB(software.amazon.awssdk.core.SdkBytes.fromByteArray(new byte[] {0x7f})))));
+    }
+
     @Override
     protected long maxPayloadBytes() {
         return DynamoDbOutboxStore.MAX_PAYLOAD_BYTES;
