@@ -21,6 +21,7 @@ import picocli.CommandLine.Option;
 /** The command line of {@link StandaloneRelay}, parsed by picocli. */
 @Command(name = "outbox-relay", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
         sortOptions = false, usageHelpWidth = SettingsHelp.WIDTH,
+        subcommands = {DeadLettersCommand.class, PendingCommand.class},
         description = {
             "Publishes the pending messages of a transactional outbox store to Kafka and deletes each one after "
                     + "the broker acknowledged it. Runs until SIGTERM or SIGINT, then stops: it waits up to "
@@ -59,6 +60,26 @@ final class RelayCommand implements Callable<Integer> {
         this.err = err;
         this.lifecycle = lifecycle;
         this.secretsFound = secretsFound;
+    }
+
+    /** For the operator commands: the configuration file given before the subcommand, or null. */
+    Path configFile() {
+        return config;
+    }
+
+    /** For the operator commands: the environment variables. */
+    Map<String, String> environment() {
+        return environment;
+    }
+
+    /** For the operator commands: standard output. */
+    PrintStream out() {
+        return out;
+    }
+
+    /** For the operator commands: standard error. */
+    PrintStream err() {
+        return err;
     }
 
     /**
