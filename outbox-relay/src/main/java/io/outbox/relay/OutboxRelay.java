@@ -58,7 +58,11 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Errors (R3, R6, R7)</h2>
  * A failed publish (broker down, record too large) backs off that bucket only; other buckets go
- * on. A failing store call is logged, the other buckets' batches in flight are finished (their
+ * on. Failures are classified ({@link FailureKind}, R12): a broker outage is never counted against
+ * a message; a message-specific failure (too large, an invalid topic or partition, a row the store
+ * cannot decode) is, the bucket then sends that message alone, and {@link PoisonPolicy} decides
+ * whether the bucket waits behind it or moves it to the store's dead letters after
+ * {@link RelayOptions#poisonMaxAttempts()} attempts. Every backoff is drawn with full jitter. A failing store call is logged, the other buckets' batches in flight are finished (their
  * acknowledged prefixes deleted), then the lease state is dropped and the whole loop backs off.
  * Both backoffs start at {@link RelayOptions#errorBackoff()}, double per failure in a row and
  * stop growing at {@link RelayOptions#maxErrorBackoff()}. An
