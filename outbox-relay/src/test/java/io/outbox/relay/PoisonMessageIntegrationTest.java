@@ -130,7 +130,7 @@ class PoisonMessageIntegrationTest {
     void r12_blockKeepsTheRowsCountsAttemptsAndDoesNotResendTheFollowers() {
         String topic = "poison-block";
         KAFKA.broker().createTopic(topic, BUCKETS);
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         List<OutboxMessage> rows = seed000(topic);
         store.enqueue(rows);
         Failures failures = new Failures();
@@ -157,7 +157,7 @@ class PoisonMessageIntegrationTest {
     void r12_deadLetterMovesRowOneAfterThreeAttemptsDeliversTheFollowersAndReplayDeliversIt() {
         String topic = "poison-dead-letter";
         KAFKA.broker().createTopic(topic, BUCKETS);
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         List<OutboxMessage> rows = seed000(topic);
         store.enqueue(rows);
         Failures failures = new Failures();
@@ -200,7 +200,7 @@ class PoisonMessageIntegrationTest {
     void r12_aBrokerOutageCountsNoAttemptAgainstAnyMessage() throws Exception {
         String topic = "poison-outage";
         KAFKA.broker().createTopic(topic, BUCKETS);
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         StringSerializer s = new StringSerializer();
         List<UUID> ids = new ArrayList<>();
         Failures failures = new Failures();

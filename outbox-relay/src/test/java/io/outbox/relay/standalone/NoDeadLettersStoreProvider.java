@@ -3,7 +3,7 @@ package io.outbox.relay.standalone;
 import com.google.auto.service.AutoService;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.util.List;
@@ -35,9 +35,13 @@ public final class NoDeadLettersStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
-        InMemoryOutboxStore inner = new InMemoryOutboxStore();
-        return new OutboxStore() {
+    public CloseableOutboxStore create(Map<String, String> config) {
+        InMemoryOutboxStore inner = InMemoryOutboxStore.builder().build();
+        return new CloseableOutboxStore() {
+            @Override
+            public void close() {
+            }
+
             @Override
             public List<Integer> acquireBucketLeases(LeaseRequest request) {
                 return inner.acquireBucketLeases(request);
