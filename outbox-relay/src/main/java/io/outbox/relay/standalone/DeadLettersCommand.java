@@ -23,7 +23,7 @@ import picocli.CommandLine.ParentCommand;
  * {@code outbox-relay dead-letters list|show|replay|purge}: the store's dead letters (capability
  * C4, rule R12), with the relay's configuration file.
  */
-@Command(name = "dead-letters", mixinStandardHelpOptions = true,
+@Command(name = "dead-letters", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
         description = "List, show, replay or purge the store's dead letters (messages the relay gave up on with "
                 + "relay.poison.policy=dead-letter). Exit codes: 0 done, 1 store error, 2 invalid command line, "
                 + "3 invalid configuration, 5 unknown message id, 6 the store has no dead letters (capability C4), "
@@ -82,7 +82,7 @@ final class DeadLettersCommand implements Runnable {
     }
 
     /** {@code dead-letters list}. */
-    @Command(name = "list", mixinStandardHelpOptions = true,
+    @Command(name = "list", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
             description = "List dead letters in message id order, one line each (or a JSON array).")
     static final class ListCommand extends Sub {
         @Option(names = "--after", paramLabel = "ID", description = "Start after this message id (paging).")
@@ -125,7 +125,7 @@ final class DeadLettersCommand implements Runnable {
     }
 
     /** {@code dead-letters show ID}. */
-    @Command(name = "show", mixinStandardHelpOptions = true,
+    @Command(name = "show", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
             description = "Show one dead letter: the message's fields (sizes; with --json its bytes in base64) and "
                     + "why the relay gave up on it.")
     static final class ShowCommand extends Sub {
@@ -183,7 +183,7 @@ final class DeadLettersCommand implements Runnable {
     }
 
     /** {@code dead-letters replay ID...}. */
-    @Command(name = "replay", mixinStandardHelpOptions = true,
+    @Command(name = "replay", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
             description = "Put dead letters back into their buckets, after the messages pending there now, with the "
                     + "same message id and bytes; the relay then publishes them like any other message.")
     static final class ReplayCommand extends Sub {
@@ -198,7 +198,7 @@ final class DeadLettersCommand implements Runnable {
     }
 
     /** {@code dead-letters purge ID... [--yes]}. */
-    @Command(name = "purge", mixinStandardHelpOptions = true,
+    @Command(name = "purge", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
             description = "Delete dead letters for good. Asks for confirmation on standard input unless --yes.")
     static final class PurgeCommand extends Sub {
         @Parameters(paramLabel = "ID", arity = "1..*", description = "The message ids.")

@@ -20,7 +20,7 @@ import picocli.CommandLine.ParentCommand;
  * decode is named with its error (rule R12). Reads through the store SPI only (nextBatch from
  * the head), so it works on every store; it never leases, publishes or deletes.
  */
-@Command(name = "pending", mixinStandardHelpOptions = true,
+@Command(name = "pending", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
         description = "Per bucket with pending messages: the count (up to --max-count), the head's message id and "
                 + "age, and for a head the store cannot decode, the error. Exit codes: 0 done, 1 store error, "
                 + "3 invalid configuration.")
