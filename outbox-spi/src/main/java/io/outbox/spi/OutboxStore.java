@@ -37,8 +37,9 @@ import java.util.List;
  * other runtime exception is treated as transient and retried with backoff (R3). Implementations
  * should let driver exceptions propagate rather than wrap them in a checked type.
  *
- * <p>A store may also implement {@link LeaseRenewal} (C1), {@link PendingMetrics} (C2) and
- * {@link LeaseRelease} (C3). A store that owns resources (a pool, a client) implements
+ * <p>A store may also implement {@link LeaseRenewal} (C1), {@link PendingMetrics} (C2),
+ * {@link LeaseRelease} (C3) and {@link DeadLetters} (C4). A store that owns resources (a pool, a
+ * client) implements
  * {@link CloseableOutboxStore}, the type {@link OutboxStores#open} returns.
  */
 public interface OutboxStore {
@@ -84,7 +85,9 @@ public interface OutboxStore {
      * @return at most {@code maxCount} messages, oldest first, immutable; empty when none pending.
      *     A store may return a subclass of {@link OutboxMessage} carrying its native id.
      * @throws IllegalArgumentException if {@code bucket < 0} or {@code maxCount < 1}
-     * @throws RuntimeException on a database error or a corrupt row; the relay retries
+     * @throws CorruptMessageException for the first row that cannot be decoded, naming its bucket and
+     *     message id and carrying the rows ahead of it (R12); the relay counts it against that row
+     * @throws RuntimeException on a database error; the relay retries
      */
     List<OutboxMessage> nextBatch(int bucket, int maxCount);
 
