@@ -78,6 +78,6 @@ class DemoInboxTest {
         String uri = TestServers.required("OUTBOX_TEST_JONGODB_URI", "the jongodb MongoDB emulator");
         assertCountersMatch(demo("--mongodb-uri", uri, "--mongodb-database", "outbox_demo_test", "--relays", "1",
                 "--writers", "1", "--bootstrap-servers", TestServers.kafka(), "--orders", "100", "--customers", "10"),
-                200);
+                100);
     }
 }
