@@ -45,9 +45,10 @@ public interface InboxRetention {
     int deleteExpiredBatch();
 
     /**
-     * Deletes every marker older than the retention window as of the start of the call, batch by
-     * batch ({@link #deleteExpiredBatch()}), until a batch finds fewer than
-     * {@link #cleanupBatchSize()}. Markers recorded while it runs are never touched, so it ends.
+     * Deletes every marker older than the retention window as of the start of the call, in
+     * batches of at most {@link #cleanupBatchSize()} markers, each a short write of its own, until
+     * none is left. The cutoff is fixed at the start, so markers recorded while it runs are never
+     * touched and the call ends.
      *
      * @return how many markers it deleted in all
      * @throws RuntimeException the store's own database error; batches done before it stay done

@@ -202,6 +202,17 @@ final class InboxConsumer implements AutoCloseable {
             return mismatchedCustomers == 0 && counted == distinctOrders && firstDeliveries == distinctOrders;
         }
 
+        /**
+         * The run's exit status with this result: the demo's own when it failed, otherwise
+         * {@link OutboxExamples#EXIT_ERROR} when a counter is off.
+         *
+         * @param demoExitCode the delivery check's status
+         * @return the status to exit with
+         */
+        int exitCode(int demoExitCode) {
+            return demoExitCode != 0 ? demoExitCode : passed() ? 0 : OutboxExamples.EXIT_ERROR;
+        }
+
         /** Lines for the summary. */
         String render() {
             StringBuilder out = new StringBuilder("\n");

@@ -115,9 +115,6 @@ final class RunCommand implements Callable<Integer> {
             commandLine.getOut().print(inboxResult.render());
         }
         commandLine.getOut().flush();
-        if (summary.exitCode() == 0 && inboxResult != null && !inboxResult.passed()) {
-            return OutboxExamples.EXIT_ERROR;
-        }
-        return summary.exitCode();
+        return inboxResult == null ? summary.exitCode() : inboxResult.exitCode(summary.exitCode());
     }
 }

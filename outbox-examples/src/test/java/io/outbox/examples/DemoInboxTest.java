@@ -45,6 +45,19 @@ class DemoInboxTest {
     }
 
     @Test
+    void I1_aCounterThatDiffersFailsTheRunWithStatus3() {
+        InboxConsumer.Result off = new InboxConsumer.Result(10, 10, 4, 2, 11, 1, "customer 3: counter 2, orders 1");
+        assertThat(off.passed()).isFalse();
+        assertThat(off.exitCode(0)).isEqualTo(OutboxExamples.EXIT_ERROR).isEqualTo(3);
+        assertThat(off.exitCode(OutboxExamples.EXIT_LOST)).as("the delivery check's status comes first")
+                .isEqualTo(OutboxExamples.EXIT_LOST);
+        assertThat(off.render()).contains("mismatches", "FAILED", "customer 3: counter 2, orders 1");
+        InboxConsumer.Result ok = new InboxConsumer.Result(10, 10, 4, 2, 10, 0, null);
+        assertThat(ok.exitCode(0)).isZero();
+        assertThat(ok.render()).contains("OK: every customer's counter equals the orders it placed");
+    }
+
+    @Test
     void I1_onEmbeddedH2EveryCounterEqualsTheOrdersPlacedDespiteRepeats() {
         assertCountersMatch(demo("--orders", "1000", "--customers", "40"), 1000);
     }
