@@ -36,7 +36,7 @@ final class DynamoDbDemoInbox implements DemoInbox {
 
     @Override
     public void createSchema() {
-        inbox.createTable(Duration.ofMinutes(5));
+        inbox.createSchema(Duration.ofMinutes(5));
         client.createTable(r -> r.tableName(counters).billingMode(BillingMode.PAY_PER_REQUEST)
                 .attributeDefinitions(AttributeDefinition.builder().attributeName("customer")
                         .attributeType(ScalarAttributeType.N).build())

@@ -37,13 +37,13 @@ final class MongoDemoInbox implements DemoInbox {
         this.client = client;
         this.databaseName = databaseName;
         this.database = client.getDatabase(databaseName);
-        this.inbox = MongoInbox.builder(client, databaseName).collectionPrefix(prefix).createIndexes(false).build();
+        this.inbox = MongoInbox.builder(client).database(databaseName).collectionPrefix(prefix).build();
         this.counters = database.getCollection(prefix + "counters");
     }
 
     @Override
     public void createSchema() {
-        inbox.ensureIndexes();
+        inbox.createSchema();
         counters.insertOne(new Document("_id", "created")); // creates the collection outside any transaction
         counters.deleteOne(eq("_id", "created"));
     }

@@ -315,6 +315,18 @@ public final class DynamoDbInbox implements InboxRetention {
     }
 
     /**
+     * Creates the table unless it exists and waits until it is ACTIVE, at most
+     * {@link DynamoDbOutboxTables#DEFAULT_TIMEOUT}. Idempotent.
+     *
+     * @throws OutboxMisconfigurationException if the table exists with another key schema
+     * @throws IllegalStateException if the table is not ACTIVE in time, or the thread is interrupted
+     * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
+     */
+    public void createSchema() {
+        createSchema(DynamoDbOutboxTables.DEFAULT_TIMEOUT);
+    }
+
+    /**
      * Creates the table unless it exists and waits until it is ACTIVE, at most {@code timeout}.
      * Idempotent.
      *
@@ -323,7 +335,7 @@ public final class DynamoDbInbox implements InboxRetention {
      * @throws IllegalStateException if the table is not ACTIVE in time, or the thread is interrupted
      * @throws software.amazon.awssdk.core.exception.SdkException on a DynamoDB error
      */
-    public void createTable(Duration timeout) {
+    public void createSchema(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout must not be null");
         try {
             client.createTable(tableRequest(table));
@@ -361,13 +373,13 @@ public final class DynamoDbInbox implements InboxRetention {
      * @throws OutboxMisconfigurationException naming the table and how to create it
      * @throws software.amazon.awssdk.core.exception.SdkException on another DynamoDB error
      */
-    public void verifyTable() {
+    public void verifySchema() {
         try {
             client.getItem(r -> r.tableName(table).key(Map.of(MESSAGE_ID, AttributeValue.fromS("outbox-verify"),
                     CONSUMER, AttributeValue.fromS("outbox-verify"))));
         } catch (ResourceNotFoundException e) {
             throw new OutboxMisconfigurationException("inbox table " + table + " does not exist (or is not visible in"
-                    + " this region and account); create it with DynamoDbInbox.createTable or the definition of"
+                    + " this region and account); create it with DynamoDbInbox.createSchema or the definition of"
                     + " DynamoDbInbox.tableRequest", e);
         } catch (DynamoDbException e) {
             if (e.statusCode() == 400 && e.awsErrorDetails() != null

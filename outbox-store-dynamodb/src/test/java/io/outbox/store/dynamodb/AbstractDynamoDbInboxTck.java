@@ -36,9 +36,9 @@ abstract class AbstractDynamoDbInboxTck extends InboxTck {
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         inboxTable = "inbox_" + id;
         effectsTable = "inbox_" + id + "_effects";
-        DynamoDbInbox.builder(admin).table(inboxTable).build().createTable(Duration.ofMinutes(1));
+        DynamoDbInbox.builder(admin).table(inboxTable).build().createSchema(Duration.ofMinutes(1));
         // Same key shape is enough for the effects: messageId (S) + consumer (S).
-        DynamoDbInbox.builder(admin).table(effectsTable).build().createTable(Duration.ofMinutes(1));
+        DynamoDbInbox.builder(admin).table(effectsTable).build().createSchema(Duration.ofMinutes(1));
     }
 
     @Override

@@ -24,7 +24,7 @@ class DynoxideInboxTest {
         try (DynamoDbClient client = DynamoDbBackend.dynoxide().newClient()) {
             String table = "inbox_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
             DynamoDbInbox inbox = DynamoDbInbox.builder(client).table(table).build();
-            inbox.createTable(Duration.ofMinutes(1));
+            inbox.createSchema(Duration.ofMinutes(1));
             try {
                 UUID id = UUID.randomUUID();
                 client.transactWriteItems(r -> r.transactItems(inbox.marker("billing", id)));
@@ -59,7 +59,7 @@ class DynoxideInboxTest {
     void verifyTableNamesAnAbsentTableAndBadSettingsAreRefused() {
         try (DynamoDbClient client = DynamoDbBackend.dynoxide().newClient()) {
             DynamoDbInbox absent = DynamoDbInbox.builder(client).table("inbox_absent_" + UUID.randomUUID()).build();
-            assertThatThrownBy(absent::verifyTable).isInstanceOf(OutboxMisconfigurationException.class)
+            assertThatThrownBy(absent::verifySchema).isInstanceOf(OutboxMisconfigurationException.class)
                     .hasMessageContaining(absent.table());
             assertThatThrownBy(() -> DynamoDbInbox.builder(client).table("a b").build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'a b'");

@@ -41,7 +41,8 @@ import org.bson.conversions.Bson;
  * business effect and the marker commit or abort together.
  *
  * <pre>{@code
- * MongoInbox inbox = MongoInbox.builder(client, "shop").retention(Duration.ofDays(7)).build();
+ * MongoInbox inbox = MongoInbox.builder(client).database("shop").retention(Duration.ofDays(7)).build();
+ * inbox.createSchema();                                      // its two indexes, idempotent
  * try (ClientSession session = client.startSession()) {
  *     session.withTransaction(() -> {                        // retries TransientTransactionError
  *         if (inbox.firstDelivery(session, "billing", MessageIdReader.messageId(record))) {
@@ -114,12 +115,12 @@ public final class MongoInbox implements InboxRetention {
      * Starts building an inbox.
      *
      * @param client the caller's client; not null; not closed by the inbox
-     * @param database the database holding the inbox collection; checked by {@link Builder#build()}
-     * @return a builder with the defaults: prefix {@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX},
-     *     the system UTC clock, 7 days' retention, batches of 1,000, indexes created on build
+     * @return a builder with the defaults: no database (it must be set), prefix
+     *     {@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}, the system UTC clock, 7 days'
+     *     retention, batches of 1,000
      */
-    public static Builder builder(MongoClient client, String database) {
-        return new Builder(client, database);
+    public static Builder builder(MongoClient client) {
+        return new Builder(client);
     }
 
     /**
@@ -220,7 +221,7 @@ public final class MongoInbox implements InboxRetention {
      *
      * @throws MongoException on a database error, for example a missing privilege
      */
-    public void ensureIndexes() {
+    public void createSchema() {
         markers.createIndex(Indexes.ascending(CONSUMER, MESSAGE_ID), new IndexOptions().unique(true).name(UNIQUE_INDEX));
         markers.createIndex(Indexes.ascending(SEEN_AT), new IndexOptions().name(SEEN_AT_INDEX));
     }
@@ -232,7 +233,7 @@ public final class MongoInbox implements InboxRetention {
      * @throws OutboxMisconfigurationException naming the collection, the index and how to create it
      * @throws MongoException on a database error
      */
-    public void verifyIndexes() {
+    public void verifySchema() {
         for (Document index : markers.listIndexes()) {
             Document key = index.get("key", Document.class);
             if (key != null && List.copyOf(key.keySet()).equals(List.of(CONSUMER, MESSAGE_ID))
@@ -243,7 +244,7 @@ public final class MongoInbox implements InboxRetention {
         }
         throw new OutboxMisconfigurationException("the inbox collection " + database + "." + collectionName
                 + " has no unique index on {" + CONSUMER + ": 1, " + MESSAGE_ID + ": 1}; create it with"
-                + " MongoInbox.ensureIndexes() or db.getCollection(\"" + collectionName + "\").createIndex({" + CONSUMER
+                + " MongoInbox.createSchema() or db.getCollection(\"" + collectionName + "\").createIndex({" + CONSUMER
                 + ": 1, " + MESSAGE_ID + ": 1}, {unique: true, name: \"" + UNIQUE_INDEX + "\"})");
     }
 
@@ -272,16 +273,25 @@ public final class MongoInbox implements InboxRetention {
     public static final class Builder {
 
         private final MongoClient client;
-        private final String database;
         private String collectionPrefix = MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX;
         private Clock clock = Clock.systemUTC();
         private Duration retention = InboxArguments.DEFAULT_RETENTION;
         private int cleanupBatchSize = InboxArguments.DEFAULT_CLEANUP_BATCH_SIZE;
-        private boolean createIndexes = true;
+        private String database;
 
-        private Builder(MongoClient client, String database) {
+        private Builder(MongoClient client) {
             this.client = Objects.requireNonNull(client, "client must not be null");
+        }
+
+        /**
+         * Sets the database holding the inbox collection; required.
+         *
+         * @param database see {@link MongoOutboxOptions#requireDatabaseName(String)}
+         * @return this builder
+         */
+        public Builder database(String database) {
             this.database = database;
+            return this;
         }
 
         /**
@@ -331,35 +341,22 @@ public final class MongoInbox implements InboxRetention {
         }
 
         /**
-         * Sets whether {@link #build()} creates the indexes (idempotently).
-         *
-         * @param createIndexes true to create them; default true
-         * @return this builder
-         */
-        public Builder createIndexes(boolean createIndexes) {
-            this.createIndexes = createIndexes;
-            return this;
-        }
-
-        /**
-         * Validates, builds, and creates the indexes when asked to.
+         * Validates and builds; touches no collection (call {@link MongoInbox#createSchema()}).
          *
          * @return the inbox
-         * @throws NullPointerException if the database, prefix, clock or retention is null
+         * @throws NullPointerException if the database (unset), prefix, clock or retention is null
          * @throws IllegalArgumentException naming the bad setting and value
-         * @throws MongoException if the indexes cannot be created
          */
         public MongoInbox build() {
+            if (database == null) {
+                throw new NullPointerException("database must be set (MongoInbox.Builder.database)");
+            }
             MongoOutboxOptions.requireDatabaseName(database);
             MongoOutboxOptions.requireCollectionPrefix(collectionPrefix);
             Objects.requireNonNull(clock, "clock must not be null");
             InboxArguments.requireRetention(retention);
             InboxArguments.requireCleanupBatchSize(cleanupBatchSize);
-            MongoInbox inbox = new MongoInbox(this);
-            if (createIndexes) {
-                inbox.ensureIndexes();
-            }
-            return inbox;
+            return new MongoInbox(this);
         }
     }
 }

@@ -36,15 +36,17 @@ abstract class AbstractMongoInboxTck extends InboxTck {
     protected void createStorage() {
         admin = connect();
         prefix = "inbox_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12) + "_";
-        MongoInbox.builder(admin, DATABASE).collectionPrefix(prefix).build().verifyIndexes();
+        MongoInbox schema = MongoInbox.builder(admin).database(DATABASE).collectionPrefix(prefix).build();
+        schema.createSchema();
+        schema.verifySchema();
         admin.getDatabase(DATABASE).getCollection(prefix + "effects").insertOne(new Document("seed", true));
     }
 
     @Override
     protected InboxFixture open(Clock clock, Duration retention, int cleanupBatchSize) {
         MongoClient client = connect();
-        MongoInbox inbox = MongoInbox.builder(client, DATABASE).collectionPrefix(prefix).clock(clock)
-                .retention(retention).cleanupBatchSize(cleanupBatchSize).createIndexes(false).build();
+        MongoInbox inbox = MongoInbox.builder(client).database(DATABASE).collectionPrefix(prefix).clock(clock)
+                .retention(retention).cleanupBatchSize(cleanupBatchSize).build();
         MongoCollection<Document> effects = client.getDatabase(DATABASE).getCollection(prefix + "effects");
         return new InboxFixture() {
             @Override

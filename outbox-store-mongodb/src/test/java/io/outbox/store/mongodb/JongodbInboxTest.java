@@ -21,7 +21,7 @@ class JongodbInboxTest {
     @Test
     void I1_aSessionWithoutATransactionIsRefused() {
         try (MongoClient client = Jongodb.connect(); ClientSession session = client.startSession()) {
-            MongoInbox inbox = MongoInbox.builder(client, AbstractMongoInboxTck.DATABASE).collectionPrefix(prefix())
+            MongoInbox inbox = MongoInbox.builder(client).database(AbstractMongoInboxTck.DATABASE).collectionPrefix(prefix())
                     .build();
             assertThatThrownBy(() -> inbox.firstDelivery(session, "billing", UUID.randomUUID()))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("no active transaction");
@@ -36,12 +36,12 @@ class JongodbInboxTest {
             String prefix = prefix();
             client.getDatabase(AbstractMongoInboxTck.DATABASE).getCollection(prefix + "inbox")
                     .insertOne(new Document("seed", 1));
-            MongoInbox bare = MongoInbox.builder(client, AbstractMongoInboxTck.DATABASE).collectionPrefix(prefix)
-                    .createIndexes(false).build();
-            assertThatThrownBy(bare::verifyIndexes).isInstanceOf(OutboxMisconfigurationException.class)
+            MongoInbox bare = MongoInbox.builder(client).database(AbstractMongoInboxTck.DATABASE).collectionPrefix(prefix)
+                    .build();
+            assertThatThrownBy(bare::verifySchema).isInstanceOf(OutboxMisconfigurationException.class)
                     .hasMessageContaining(prefix + "inbox").hasMessageContaining("unique");
-            bare.ensureIndexes();
-            bare.verifyIndexes();
+            bare.createSchema();
+            bare.verifySchema();
             assertThat(bare.collectionName()).isEqualTo(prefix + "inbox");
             client.getDatabase(AbstractMongoInboxTck.DATABASE).getCollection(prefix + "inbox").deleteMany(new Document());
         }
@@ -50,13 +50,13 @@ class JongodbInboxTest {
     @Test
     void badSettingsAreRefusedNamingTheValue() {
         try (MongoClient client = Jongodb.connect()) {
-            assertThatThrownBy(() -> MongoInbox.builder(client, "a/b").build())
+            assertThatThrownBy(() -> MongoInbox.builder(client).database("a/b").build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a/b");
-            assertThatThrownBy(() -> MongoInbox.builder(client, "db").collectionPrefix("$x").build())
+            assertThatThrownBy(() -> MongoInbox.builder(client).database("db").collectionPrefix("$x").build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("$x");
-            assertThatThrownBy(() -> MongoInbox.builder(client, "db").retention(Duration.ZERO).build())
+            assertThatThrownBy(() -> MongoInbox.builder(client).database("db").retention(Duration.ZERO).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retention");
-            assertThatThrownBy(() -> MongoInbox.builder(client, "db").cleanupBatchSize(10_001).build())
+            assertThatThrownBy(() -> MongoInbox.builder(client).database("db").cleanupBatchSize(10_001).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("10001");
         }
     }
