@@ -462,6 +462,34 @@ public abstract class InboxTck {
     }
 
     /**
+     * I2: two cleanups running at once, each with its own connection or client, delete every
+     * expired marker exactly once between them, and only those.
+     *
+     * <p>If this test fails, check: that the count a batch returns is what the database deleted
+     * (an update count, a deleted count, a condition that passed), not what a read before it found.
+     *
+     * @throws Exception on a fixture failure
+     */
+    @Test
+    public void required_I2_concurrentCleanupsDeleteEachMarkerOnce() throws Exception {
+        int expired = 4 * BATCH_SIZE + 1;
+        for (int i = 0; i < expired; i++) {
+            assertThat(deliver("billing", UUID.randomUUID())).isTrue();
+        }
+        clock.advance(RETENTION.plusSeconds(1));
+        UUID young = UUID.randomUUID();
+        assertThat(deliver("billing", young)).isTrue();
+        InboxFixture a = openFixture();
+        InboxFixture b = openFixture();
+        List<Long> deleted = runConcurrently(List.of(() -> a.retention().deleteExpired(),
+                () -> b.retention().deleteExpired()));
+        assertThat(deleted.get(0) + deleted.get(1)).as("markers deleted by the two cleanups %s", deleted)
+                .isEqualTo(expired);
+        assertThat(inbox().retention().deleteExpired()).as("left after both").isZero();
+        assertThat(inbox().hasMarker("billing", young)).isTrue();
+    }
+
+    /**
      * I2: markers leave only through the cleanup: without it, a repeat long after the window is
      * still refused.
      *
