@@ -54,6 +54,16 @@ interface DemoDatabase extends AutoCloseable {
         return openRelayStore();
     }
 
+    /**
+     * The consumer's inbox side for {@code --inbox}: the store's inbox and a counter per customer,
+     * on this database's pool or client, with the run's prefix. The default says it has none.
+     *
+     * @throws UnsupportedOperationException if this database has no inbox
+     */
+    default DemoInbox openInbox() {
+        throw new UnsupportedOperationException(describe() + " has no inbox for --inbox");
+    }
+
     /** Drops (or, where the server cannot drop, empties) the run's tables. */
     void dropSchema() throws Exception;
 

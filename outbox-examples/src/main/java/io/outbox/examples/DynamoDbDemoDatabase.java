@@ -48,6 +48,7 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
     private final String region;
     private final boolean dummyCredentials;
     private final String ordersTable;
+    private final String prefix;
     private final DynamoDbClient client;
     private final DynamoDbOutboxStore store;
     private final DynamoDbOutboxWriter writer;
@@ -64,6 +65,7 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
         // An emulator needs some credentials but checks none; AWS itself gets the SDK's chain.
         this.dummyCredentials = endpoint != null && System.getenv("AWS_ACCESS_KEY_ID") == null;
         this.ordersTable = prefix + "orders";
+        this.prefix = prefix;
         DynamoDbClientBuilder builder = DynamoDbClient.builder().httpClientBuilder(UrlConnectionHttpClient.builder());
         if (endpoint != null) {
             builder.endpointOverride(URI.create(endpoint));
@@ -169,6 +171,11 @@ final class DynamoDbDemoDatabase implements DemoDatabase {
         config.put(DynamoDbOutboxStoreProvider.MESSAGES_TABLE, store.options().messagesTable());
         config.put(DynamoDbOutboxStoreProvider.COORDINATION_TABLE, store.options().coordinationTable());
         return OutboxStores.open(DynamoDbOutboxStoreProvider.NAME, config);
+    }
+
+    @Override
+    public DemoInbox openInbox() {
+        return new DynamoDbDemoInbox(client, prefix);
     }
 
     @Override

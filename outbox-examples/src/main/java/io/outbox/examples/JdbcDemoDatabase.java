@@ -171,6 +171,11 @@ final class JdbcDemoDatabase implements DemoDatabase {
     }
 
     @Override
+    public DemoInbox openInbox() {
+        return new JdbcDemoInbox(pool, dialect, prefix);
+    }
+
+    @Override
     public void dropSchema() throws SQLException {
         List<String> drops = new ArrayList<>(dialect.dropStatements(store.tables()));
         drops.add("DROP TABLE IF EXISTS " + ordersTable);

@@ -136,6 +136,11 @@ final class MongoDemoDatabase implements DemoDatabase {
     }
 
     @Override
+    public DemoInbox openInbox() {
+        return new MongoDemoInbox(client, databaseName, prefix);
+    }
+
+    @Override
     public void dropSchema() {
         MongoOutboxOptions o = store.options();
         for (String name : List.of(orders.getNamespace().getCollectionName(), o.messagesCollection(),

@@ -41,10 +41,26 @@ final class OrderDemo {
 
     private final Settings settings;
     private final PrintWriter log;
+    private final boolean inbox;
+    private InboxConsumer.Result inboxResult;
 
     OrderDemo(Settings settings, PrintWriter log) {
+        this(settings, log, false);
+    }
+
+    /**
+     * @param inbox whether a second consumer applies every order to a per-customer counter through the
+     *     store's inbox ({@code --inbox}), checked at the end
+     */
+    OrderDemo(Settings settings, PrintWriter log, boolean inbox) {
         this.settings = settings;
         this.log = log;
+        this.inbox = inbox;
+    }
+
+    /** The inbox consumer's result of the last run with {@code --inbox}, or null. */
+    InboxConsumer.Result inboxResult() {
+        return inboxResult;
     }
 
     /** Runs the demo; throws when it could not run (a server unreachable, a write failing). */
@@ -64,7 +80,20 @@ final class OrderDemo {
                         + " but each customer still stays in one partition%n", topic, partitions, settings.buckets());
             }
             scope.database().createSchema();
-            return exercise(runId, topic, partitions, scope.kafka(), scope.database());
+            if (!inbox) {
+                return exercise(runId, topic, partitions, scope.kafka(), scope.database(), null);
+            }
+            DemoInbox demoInbox = scope.database().openInbox();
+            demoInbox.createSchema();
+            try {
+                return exercise(runId, topic, partitions, scope.kafka(), scope.database(), demoInbox);
+            } finally {
+                if (settings.storeOptions().keep) {
+                    log.println("kept (--keep): inbox " + String.join(", ", demoInbox.objectNames()));
+                } else {
+                    demoInbox.dropSchema();
+                }
+            }
         }
     }
 
@@ -78,12 +107,14 @@ final class OrderDemo {
         }
     }
 
-    private DemoSummary exercise(String runId, String topic, int partitions, DemoKafka kafka, DemoDatabase database)
-            throws Exception {
+    private DemoSummary exercise(String runId, String topic, int partitions, DemoKafka kafka, DemoDatabase database,
+                                 DemoInbox demoInbox) throws Exception {
         DeliveryChecker checker = new DeliveryChecker(runId);
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
         try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, options.messageIdHeader(),
                 checker);
+             InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
+                     topic, runId, options.messageIdHeader(), demoInbox);
              RelayFleet relays = RelayFleet.create(settings.relays(), "demo-" + runId, database::openRelayStore,
                      kafka.bootstrapServers(), options)) {
             relays.start();
@@ -101,6 +132,9 @@ final class OrderDemo {
                     writers.failIfFailed();
                     relays.failIfStopped();
                     consumer.failIfStopped();
+                    if (inboxConsumer != null) {
+                        inboxConsumer.failIfStopped();
+                    }
                     progress.update(checker.distinctDelivered(), String.format("placed %,d, relayed %,d",
                             writers.placed(), relays.published()));
                     if (writers.done()) {
@@ -126,9 +160,24 @@ final class OrderDemo {
                 relays.awaitPublished(writers.placed(), PUBLISHED_COUNT_WAIT);
             }
             CheckResult result = checker.result();
+            if (inboxConsumer != null) {
+                awaitInbox(inboxConsumer, checker.distinctDelivered());
+                inboxConsumer.stop();
+                inboxConsumer.failIfStopped();
+                inboxResult = inboxConsumer.result(demoInbox.counters());
+            }
             return new DemoSummary(runId, database.describe(), kafka.describe(), topic, partitions, settings, result,
                     writers.placementRate(), owned, relays.publishedByRelay(), relays.publishFailures(),
                     relays.storeErrors(), timedOut);
+        }
+    }
+
+    /** Waits, at most the run's timeout, until the inbox consumer has applied every delivered order. */
+    private void awaitInbox(InboxConsumer inboxConsumer, long delivered) throws InterruptedException {
+        long deadline = System.nanoTime() + settings.timeout().toNanos();
+        while (inboxConsumer.distinctApplied() < delivered && System.nanoTime() - deadline < 0) {
+            inboxConsumer.failIfStopped();
+            Thread.sleep(20);
         }
     }
 }

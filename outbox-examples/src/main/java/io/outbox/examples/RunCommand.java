@@ -67,10 +67,22 @@ final class RunCommand implements Callable<Integer> {
                     + "(default: random).")
     private Long seed;
 
+    @Option(names = "--inbox",
+            description = "Also run a business consumer that adds every order to its customer's counter through the "
+                    + "store's inbox, in one transaction with the inbox marker, while rewinding its partitions now and "
+                    + "then to cause repeats; at the end every counter must equal the customer's orders.")
+    private boolean inbox;
+
     @Mixin
     private LoadOptions load;
 
     private DemoSummary summary;
+    private InboxConsumer.Result inboxResult;
+
+    /** The inbox consumer's result of the last run with {@code --inbox}, or null. */
+    InboxConsumer.Result inboxResult() {
+        return inboxResult;
+    }
 
     /** The summary of the last run, or null. */
     DemoSummary summary() {
@@ -95,9 +107,14 @@ final class RunCommand implements Callable<Integer> {
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
                 load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);
-        summary = new OrderDemo(settings, commandLine.getErr()).run();
+        OrderDemo demo = new OrderDemo(settings, commandLine.getErr(), inbox);
+        summary = demo.run();
+        inboxResult = demo.inboxResult();
         commandLine.getOut().print(summary.render());
+        if (inboxResult != null) {
+            commandLine.getOut().print(inboxResult.render());
+        }
         commandLine.getOut().flush();
-        return summary.exitCode();
+        return inboxResult == null ? summary.exitCode() : inboxResult.exitCode(summary.exitCode());
     }
 }
