@@ -1,0 +1,205 @@
+package io.outbox.notify.redis;
+
+import io.lettuce.core.RedisURI;
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Settings of the Redis transport. Immutable; build with {@link #builder()} or
+ * {@link #fromMap(Map)}.
+ *
+ * @param uri the Redis URI (Lettuce syntax: {@code redis://[password@]host:port[/database]},
+ *     {@code rediss://} for TLS)
+ * @param channel the pub/sub channel: one per outbox (table or collection) and environment
+ * @param commandTimeout how long a publish may take before it counts as failed
+ * @param reconnectMaxDelay the longest pause between reconnect attempts (they start at 100 ms
+ *     and double)
+ */
+public record RedisTransportSettings(String uri, String channel, Duration commandTimeout, Duration reconnectMaxDelay) {
+
+    /** Setting: the Redis URI. */
+    public static final String URI = "uri";
+    /** Setting: the channel. */
+    public static final String CHANNEL = "channel";
+    /** Setting: the publish timeout in milliseconds. */
+    public static final String COMMAND_TIMEOUT_MS = "command.timeout.ms";
+    /** Setting: the longest reconnect delay in milliseconds. */
+    public static final String RECONNECT_MAX_DELAY_MS = "reconnect.max.delay.ms";
+
+    /** Default URI: a Redis on this host. */
+    public static final String DEFAULT_URI = "redis://127.0.0.1:6379";
+    /** Default channel. */
+    public static final String DEFAULT_CHANNEL = "outbox-notifications";
+
+    /** The settings and their meaning, for help texts. */
+    static final Map<String, String> DOCUMENTATION = documentation();
+
+    /**
+     * Checks the values.
+     *
+     * @param uri the Redis URI
+     * @param channel the channel
+     * @param commandTimeout the publish timeout, 1 ms to 60 s
+     * @param reconnectMaxDelay the longest reconnect delay, 100 ms to 300 s
+     * @throws OutboxMisconfigurationException naming a bad value
+     */
+    public RedisTransportSettings {
+        Objects.requireNonNull(uri, "uri must not be null");
+        Objects.requireNonNull(channel, "channel must not be null");
+        Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
+        Objects.requireNonNull(reconnectMaxDelay, "reconnectMaxDelay must not be null");
+        try {
+            RedisURI.create(uri);
+        } catch (RuntimeException e) {
+            throw new OutboxMisconfigurationException("notification setting " + URI + " is not a Redis URI "
+                    + "(redis://host:port): " + e.getMessage(), e);
+        }
+        if (channel.isBlank() || channel.length() > 256) {
+            throw new OutboxMisconfigurationException("notification setting " + CHANNEL + "='" + channel
+                    + "' must be 1 to 256 characters, not blank");
+        }
+        if (commandTimeout.toMillis() < 1 || commandTimeout.toMillis() > 60_000) {
+            throw new OutboxMisconfigurationException("notification setting " + COMMAND_TIMEOUT_MS + "="
+                    + commandTimeout.toMillis() + " must be in [1, 60000]");
+        }
+        if (reconnectMaxDelay.toMillis() < 100 || reconnectMaxDelay.toMillis() > 300_000) {
+            throw new OutboxMisconfigurationException("notification setting " + RECONNECT_MAX_DELAY_MS + "="
+                    + reconnectMaxDelay.toMillis() + " must be in [100, 300000]");
+        }
+    }
+
+    /**
+     * A builder with the defaults: {@value #DEFAULT_URI}, channel {@value #DEFAULT_CHANNEL},
+     * command timeout 1 s, reconnect delay at most 2 s.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Settings from string values; missing ones keep their default.
+     *
+     * @param values by the keys {@value #URI}, {@value #CHANNEL}, {@value #COMMAND_TIMEOUT_MS},
+     *     {@value #RECONNECT_MAX_DELAY_MS}; not null
+     * @return the settings
+     * @throws OutboxMisconfigurationException naming an unknown key or a bad value
+     */
+    public static RedisTransportSettings fromMap(Map<String, String> values) {
+        Set<String> unknown = new TreeSet<>(values.keySet());
+        unknown.removeAll(DOCUMENTATION.keySet());
+        if (!unknown.isEmpty()) {
+            throw new OutboxMisconfigurationException("unknown Redis notification setting(s) " + unknown
+                    + "; known: " + DOCUMENTATION.keySet());
+        }
+        Builder b = builder();
+        if (values.containsKey(URI)) {
+            b.uri(values.get(URI).trim());
+        }
+        if (values.containsKey(CHANNEL)) {
+            b.channel(values.get(CHANNEL).trim());
+        }
+        if (values.containsKey(COMMAND_TIMEOUT_MS)) {
+            b.commandTimeout(Duration.ofMillis(millis(COMMAND_TIMEOUT_MS, values.get(COMMAND_TIMEOUT_MS))));
+        }
+        if (values.containsKey(RECONNECT_MAX_DELAY_MS)) {
+            b.reconnectMaxDelay(Duration.ofMillis(millis(RECONNECT_MAX_DELAY_MS, values.get(RECONNECT_MAX_DELAY_MS))));
+        }
+        return b.build();
+    }
+
+    private static long millis(String key, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new OutboxMisconfigurationException("notification setting " + key + "='" + value
+                    + "' is not a whole number of milliseconds", e);
+        }
+    }
+
+    /**
+     * The URI without its password, for logs.
+     *
+     * @return the URI with any password replaced by {@code ***}
+     */
+    public String redactedUri() {
+        return uri.replaceAll("(?<=//)[^@/]*@", "***@");
+    }
+
+    @Override
+    public String toString() {
+        return "RedisTransportSettings[uri=" + redactedUri() + ", channel=" + channel + ", commandTimeout="
+                + commandTimeout + ", reconnectMaxDelay=" + reconnectMaxDelay + "]";
+    }
+
+    private static Map<String, String> documentation() {
+        Map<String, String> docs = new LinkedHashMap<>();
+        docs.put(URI, "Redis URI, redis://[password@]host:port[/db] (rediss:// for TLS); default " + DEFAULT_URI);
+        docs.put(CHANNEL, "pub/sub channel, one per outbox and environment; default " + DEFAULT_CHANNEL);
+        docs.put(COMMAND_TIMEOUT_MS, "publish timeout in ms, [1, 60000]; default 1000");
+        docs.put(RECONNECT_MAX_DELAY_MS, "longest pause between reconnect attempts in ms, [100, 300000]; default 2000");
+        return Map.copyOf(docs);
+    }
+
+    /** Builds {@link RedisTransportSettings}. Not thread-safe. */
+    public static final class Builder {
+
+        private String uri = DEFAULT_URI;
+        private String channel = DEFAULT_CHANNEL;
+        private Duration commandTimeout = Duration.ofSeconds(1);
+        private Duration reconnectMaxDelay = Duration.ofSeconds(2);
+
+        private Builder() {
+        }
+
+        /**
+         * @param uri the Redis URI; not null
+         * @return this builder
+         */
+        public Builder uri(String uri) {
+            this.uri = uri;
+            return this;
+        }
+
+        /**
+         * @param channel the channel; not null
+         * @return this builder
+         */
+        public Builder channel(String channel) {
+            this.channel = channel;
+            return this;
+        }
+
+        /**
+         * @param timeout the publish timeout, 1 ms to 60 s
+         * @return this builder
+         */
+        public Builder commandTimeout(Duration timeout) {
+            this.commandTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @param delay the longest reconnect delay, 100 ms to 300 s
+         * @return this builder
+         */
+        public Builder reconnectMaxDelay(Duration delay) {
+            this.reconnectMaxDelay = delay;
+            return this;
+        }
+
+        /**
+         * @return the settings
+         * @throws OutboxMisconfigurationException naming a bad value
+         */
+        public RedisTransportSettings build() {
+            return new RedisTransportSettings(uri, channel, commandTimeout, reconnectMaxDelay);
+        }
+    }
+}
