@@ -149,7 +149,7 @@ public final class PostgresNotificationTransport implements NotificationTranspor
         if (settings.password() != null) {
             properties.setProperty("password", settings.password());
         }
-        properties.setProperty("ApplicationName", "outbox-notify");
+        properties.setProperty("ApplicationName", "outbox-notify-" + origin);
         return DriverManager.getConnection(settings.url(), properties);
     }
 

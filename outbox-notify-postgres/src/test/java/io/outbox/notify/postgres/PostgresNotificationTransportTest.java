@@ -1,0 +1,224 @@
+package io.outbox.notify.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.OutboxMessage;
+import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.NotificationTransport;
+import io.outbox.relay.NotificationTransports;
+import io.outbox.relay.OutboxNotifier;
+import io.outbox.relay.OutboxRelay;
+import io.outbox.relay.RelayOptions;
+import io.outbox.store.jdbc.JdbcOutboxTransactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The PostgreSQL transport against the real PostgreSQL of this machine, with relays publishing to
+ * an in-process Kafka broker. Relays poll once a minute here, so a message that arrives within
+ * seconds was fetched because of a hint, not found by polling.
+ */
+class PostgresNotificationTransportTest {
+
+    private static EmbeddedKafkaBroker broker;
+    private NotifyFixture fixture;
+    private String channel;
+
+    @BeforeAll
+    static void startBroker() {
+        broker = EmbeddedKafkaBroker.start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        broker.close();
+    }
+
+    @BeforeEach
+    void setUp() {
+        fixture = new NotifyFixture(broker);
+        channel = fixture.prefix + "hints";
+    }
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    private Map<String, String> settings() {
+        return Map.of(PostgresTransportSettings.URL, NotifyFixture.URL, PostgresTransportSettings.USER,
+                NotifyFixture.USER, PostgresTransportSettings.CHANNEL, channel);
+    }
+
+    private PostgresNotificationTransport transport() {
+        return fixture.closeLater((PostgresNotificationTransport) NotificationTransports.open("postgres", settings()));
+    }
+
+    private static RelayOptions slowPolling(String id) {
+        return RelayOptions.builder().relayId(id).bucketCount(NotifyFixture.BUCKETS)
+                .pollInterval(Duration.ofMinutes(1)).leaseDuration(Duration.ofSeconds(3))
+                .leaseRenewInterval(Duration.ofMillis(300)).build();
+    }
+
+    /** Writes messages in one transaction through the JDBC helper and the notifier. */
+    private List<UUID> write(OutboxNotifier notifier, int... buckets) throws Exception {
+        List<OutboxMessage> messages = IntStream.of(buckets).mapToObj(b -> NotifyFixture.message(fixture.topic, b))
+                .toList();
+        try (Connection c = fixture.connection()) {
+            JdbcOutboxTransactions.of(fixture.writerStore.writer(), notifier).run(c, outbox -> {
+                outbox.enqueue(messages);
+                return null;
+            });
+        }
+        return messages.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    private OutboxRelay listeningRelay(String id, NotificationTransport transport, NotifyFixture.CountingStore store) {
+        OutboxRelay relay = fixture.relay(store, slowPolling(id));
+        fixture.closeLater(OutboxNotifier.builder().transport(transport).relay(relay).build());
+        await().atMost(Duration.ofSeconds(20)).until(() -> relay.ownedBuckets().size() == NotifyFixture.BUCKETS);
+        return relay;
+    }
+
+    @Test
+    void n5_aCommitWakesARelayOfAnotherNotifierAtOnceAndARollbackSendsNothing() throws Exception {
+        List<int[]> heard = new CopyOnWriteArrayList<>();
+        PostgresNotificationTransport listenOnly = transport();
+        listenOnly.listen(heard::add);
+        NotifyFixture.CountingStore store = fixture.relayStore();
+        listeningRelay("relay-a", transport(), store);
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
+        Thread.sleep(500); // both listeners are up
+
+        List<UUID> rolledBack = new ArrayList<>();
+        try (Connection c = fixture.connection()) {
+            JdbcOutboxTransactions.of(fixture.writerStore.writer(), writer).run(c, outbox -> {
+                OutboxMessage m = NotifyFixture.message(fixture.topic, 3);
+                rolledBack.add(m.messageId());
+                outbox.enqueue(m);
+                throw new IllegalStateException("business rule broken: roll back");
+            });
+        } catch (IllegalStateException expected) {
+            // rolled back
+        }
+        Thread.sleep(1_000);
+        assertThat(heard).as("N1/N5: a rolled-back transaction's NOTIFY is never delivered").isEmpty();
+
+        List<UUID> committed = write(writer, 3, 5);
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(committed));
+        await().atMost(Duration.ofSeconds(5)).until(() -> heard.size() == 1);
+        assertThat(heard.get(0)).containsExactly(3, 5);
+        assertThat(fixture.consumed).doesNotContainKeys(rolledBack.toArray(UUID[]::new));
+    }
+
+    @Test
+    void n4_theListeningConnectionKilledWithPgTerminateBackendReconnectsAndNothingIsLost() throws Exception {
+        PostgresNotificationTransport relaySide = transport();
+        NotifyFixture.CountingStore store = fixture.relayStore();
+        listeningRelay("relay-a", relaySide, store);
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
+        Thread.sleep(500);
+        List<UUID> ids = new ArrayList<>(write(writer, 1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+
+        int killed;
+        try (Connection c = fixture.connection();
+             PreparedStatement kill = c.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                     + " WHERE application_name = ?")) {
+            kill.setString(1, "outbox-notify-" + relaySide.origin());
+            try (ResultSet rs = kill.executeQuery()) {
+                rs.next();
+                killed = rs.getInt(1);
+            }
+        }
+        assertThat(killed).as("the relay's listening connection was found and terminated").isEqualTo(1);
+        ids.addAll(write(writer, 2)); // may be sent while nobody listens: polling or the reconnect finds it
+        await().atMost(Duration.ofSeconds(20)).until(() -> relaySide.reconnects() == 1);
+        List<UUID> after = write(writer, 4, 6);
+        ids.addAll(after);
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        assertThat(fixture.duplicates.get()).isZero();
+    }
+
+    @Test
+    void n2_hintsForBucketsOwnedElsewhereCostNoStoreCall_ownedAndUnknownOnesDo() throws Exception {
+        NotifyFixture.CountingStore storeA = fixture.relayStore();
+        NotifyFixture.CountingStore storeB = fixture.relayStore();
+        OutboxRelay a = fixture.relay(storeA, slowPolling("relay-a"));
+        OutboxRelay b = fixture.relay(storeB, slowPolling("relay-b"));
+        fixture.closeLater(OutboxNotifier.builder().transport(transport()).relay(a).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.ownedBuckets().size() == NotifyFixture.BUCKETS / 2
+                && b.ownedBuckets().size() == NotifyFixture.BUCKETS / 2);
+        Thread.sleep(1_000); // the gained buckets' discovery is over
+        PostgresNotificationTransport sender = transport();
+        int[] elsewhere = b.ownedBuckets().stream().mapToInt(Integer::intValue).toArray();
+
+        int before = storeA.hintCalls();
+        for (int i = 0; i < 20; i++) {
+            sender.publish(elsewhere);
+        }
+        Thread.sleep(1_500);
+        assertThat(storeA.hintCalls()).as("N2: hints for buckets owned elsewhere are ignored without a store call")
+                .isEqualTo(before);
+
+        sender.publish(new int[] {a.ownedBuckets().get(0)});
+        await().atMost(Duration.ofSeconds(5)).until(() -> storeA.nextBatch.get() > 0 && storeA.hintCalls() > before);
+        int pendingBefore = storeA.pending.get();
+        sender.publish(new int[] {-1});
+        await().atMost(Duration.ofSeconds(5)).until(() -> storeA.pending.get() > pendingBefore);
+    }
+
+    @Test
+    void n2_duplicateReorderedAndUnknownHintsPublishEveryMessageOnceInOrder() throws Exception {
+        NotifyFixture.CountingStore store = fixture.relayStore();
+        listeningRelay("relay-a", transport(), store);
+        PostgresNotificationTransport sender = transport();
+        Thread.sleep(500);
+        List<UUID> ids = new ArrayList<>();
+        // written without a notification, then hinted out of order, repeatedly, and as unknown
+        for (int round = 0; round < 3; round++) {
+            List<OutboxMessage> messages = List.of(NotifyFixture.message(fixture.topic, 6),
+                    NotifyFixture.message(fixture.topic, 2), NotifyFixture.message(fixture.topic, 6));
+            try (Connection c = fixture.connection()) {
+                c.setAutoCommit(false);
+                fixture.writerStore.writer().enqueue(c, messages);
+                c.commit();
+            }
+            messages.forEach(m -> ids.add(m.messageId()));
+            sender.publish(new int[] {6});
+            sender.publish(new int[] {2, 2});
+            sender.publish(new int[] {6, 2, 6});
+            sender.publish(new int[] {-1});
+            sender.publish(new int[] {6});
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        Thread.sleep(500);
+        assertThat(fixture.duplicates.get()).as("repeated hints publish nothing twice").isZero();
+        assertThat(fixture.consumed).hasSize(ids.size());
+    }
+
+    @Test
+    void n5_payloadsStayWithinPostgresLimitEvenForEveryBucket() throws Exception {
+        List<int[]> heard = new CopyOnWriteArrayList<>();
+        transport().listen(heard::add);
+        Thread.sleep(500);
+        int[] every = IntStream.range(0, 65_536).filter(i -> i % 2 == 0).toArray(); // no ranges to compress
+        transport().publish(every);
+        await().atMost(Duration.ofSeconds(5)).until(() -> heard.size() == 1);
+        assertThat(heard.get(0)).as("too long for one NOTIFY: sent as the unknown bucket").containsExactly(-1);
+    }
+}
