@@ -60,6 +60,7 @@ public final class RedisNotificationTransport implements NotificationTransport {
     private StatefulRedisConnection<String, String> publishing;
     private StatefulRedisPubSubConnection<String, String> subscribed;
     private Listener listener;
+    private volatile boolean listening;
     private volatile boolean closed;
 
     /**
@@ -107,6 +108,15 @@ public final class RedisNotificationTransport implements NotificationTransport {
      */
     public long disconnects() {
         return disconnects.get();
+    }
+
+    /**
+     * Whether the subscription is up: subscribed and not disconnected since.
+     *
+     * @return true while hints can arrive
+     */
+    public boolean isListening() {
+        return listening;
     }
 
     /**
@@ -185,6 +195,7 @@ public final class RedisNotificationTransport implements NotificationTransport {
 
             @Override
             public void subscribed(String channel, long count) {
+                listening = true;
                 if (down.compareAndSet(true, false)) {
                     LOG.info("notification subscription is back channel={} uri={}", channel, settings.redactedUri());
                     hints.onReconnected();
@@ -194,6 +205,7 @@ public final class RedisNotificationTransport implements NotificationTransport {
         connection.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                listening = false;
                 if (!closed && !down.getAndSet(true)) {
                     disconnects.incrementAndGet();
                     LOG.warn("notification subscription lost; relays poll until Redis is back channel={} uri={}",

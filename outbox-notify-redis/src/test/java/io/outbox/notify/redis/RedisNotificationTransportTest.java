@@ -1,0 +1,202 @@
+package io.outbox.notify.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.OutboxMessage;
+import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.NotificationTransports;
+import io.outbox.relay.OutboxNotifier;
+import io.outbox.relay.OutboxRelay;
+import io.outbox.relay.RelayOptions;
+import io.outbox.store.jdbc.JdbcOutboxTransactions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Redis transport against a redis-server of the test's own (Redis 7 on this machine), the
+ * real PostgreSQL of this machine for the outbox, and an in-process Kafka broker.
+ */
+class RedisNotificationTransportTest {
+
+    /** Where slf4j-simple writes this module's test logs (set in the pom). */
+    private static final Path LOG = Path.of(System.getProperty("org.slf4j.simpleLogger.logFile",
+            "target/notify-redis-test.log"));
+
+    private static EmbeddedKafkaBroker broker;
+    private static RedisServer redis;
+    private NotifyFixture fixture;
+    private String channel;
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = EmbeddedKafkaBroker.start();
+        redis = new RedisServer();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        redis.close();
+        broker.close();
+    }
+
+    @BeforeEach
+    void setUp() {
+        fixture = new NotifyFixture(broker);
+        channel = fixture.prefix + "hints";
+    }
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    private RedisNotificationTransport transport() {
+        return fixture.closeLater((RedisNotificationTransport) NotificationTransports.open("redis", Map.of(
+                RedisTransportSettings.URI, redis.uri(), RedisTransportSettings.CHANNEL, channel,
+                RedisTransportSettings.RECONNECT_MAX_DELAY_MS, "500", RedisTransportSettings.COMMAND_TIMEOUT_MS, "500")));
+    }
+
+    private List<UUID> write(OutboxNotifier notifier, int... buckets) throws Exception {
+        List<OutboxMessage> messages = new ArrayList<>();
+        for (int b : buckets) {
+            messages.add(NotifyFixture.message(fixture.topic, b));
+        }
+        try (Connection c = fixture.connection()) {
+            JdbcOutboxTransactions.of(fixture.writerStore.writer(), notifier).run(c, outbox -> {
+                outbox.enqueue(messages);
+                return null;
+            });
+        }
+        return messages.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    /**
+     * Writes messages one at a time, each after the previous one was consumed; returns how long
+     * that took and how many discovery queries the relay ran meanwhile.
+     */
+    private long[] writeOneByOne(OutboxNotifier writer, NotifyFixture.CountingStore store, int count,
+                                 List<UUID> all) throws Exception {
+        int discoveriesBefore = store.pending.get();
+        long started = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            List<UUID> ids = write(writer, i % NotifyFixture.BUCKETS);
+            all.addAll(ids);
+            await().atMost(Duration.ofSeconds(30)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        }
+        return new long[] {(System.nanoTime() - started) / 1_000_000, store.pending.get() - discoveriesBefore};
+    }
+
+    @Test
+    void n4_redisStoppedMidRun_relaysPollWithOneWarn_reconnect_andNothingIsLost() throws Exception {
+        Duration poll = Duration.ofSeconds(3);
+        NotifyFixture.CountingStore store = fixture.relayStore();
+        OutboxRelay relay = fixture.relay(store, RelayOptions.builder().relayId("relay-a")
+                .bucketCount(NotifyFixture.BUCKETS).pollInterval(poll).build());
+        RedisNotificationTransport relaySide = transport();
+        fixture.closeLater(OutboxNotifier.builder().transport(relaySide).relay(relay).build());
+        RedisNotificationTransport writerSide = transport();
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(writerSide)
+                .errorBackoff(Duration.ofMillis(100)).maxErrorBackoff(Duration.ofMillis(200)).build());
+        await().atMost(Duration.ofSeconds(20)).until(() -> relaySide.isListening()
+                && relay.ownedBuckets().size() == NotifyFixture.BUCKETS);
+        List<UUID> all = new ArrayList<>();
+        writeOneByOne(writer, store, NotifyFixture.BUCKETS, all); // warm-up: producer metadata, connections
+
+        long[] before = writeOneByOne(writer, store, 8, all);
+        System.out.println("with hints: 8 messages one by one took " + before[0] + " ms, discoveries " + before[1]);
+        assertThat(before[1]).as("with hints, the relay fetches hinted buckets without discovery queries")
+                .isLessThan(4);
+        assertThat(before[0]).as("8 messages one after another, each woken by its hint, within one poll interval")
+                .isLessThan(poll.toMillis());
+
+        redis.stop();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !relaySide.isListening());
+        List<UUID> duringOutage = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            duringOutage.addAll(write(writer, i)); // commits go on; their hints cannot be sent
+        }
+        all.addAll(duringOutage);
+        await().atMost(Duration.ofSeconds(20)).until(() -> fixture.consumed.keySet().containsAll(duringOutage));
+        assertThat(writer.stats().dropped()).as("failed sends are dropped and counted").isPositive();
+
+        redis.start();
+        await().atMost(Duration.ofSeconds(20)).until(relaySide::isListening);
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
+            writerSide.publish(new int[] {0});
+            return true;
+        });
+        long[] after = writeOneByOne(writer, store, 8, all);
+        System.out.println("after the outage: 8 messages one by one took " + after[0] + " ms, discoveries " + after[1]);
+        assertThat(after[0]).as("after Redis is back, hints wake the relay again: 8 messages within one poll")
+                .isLessThan(poll.toMillis());
+
+        Thread.sleep(300);
+        assertThat(fixture.consumed.keySet()).containsAll(all);
+        assertThat(fixture.duplicates.get()).isZero();
+        List<String> warnings = Files.readAllLines(LOG).stream()
+                .filter(line -> line.contains("WARN") && line.contains("channel=" + channel)
+                        && line.contains("RedisNotificationTransport"))
+                .toList();
+        assertThat(warnings).as("one WARN for the outage from the relay's subscription").hasSize(1);
+        assertThat(warnings.get(0)).contains("notification subscription lost");
+        assertThat(relaySide.disconnects()).isEqualTo(1);
+    }
+
+    @Test
+    void n3_selfEchoIsDropped_everyOtherSubscriberHearsEachBroadcast() throws Exception {
+        List<int[]> self = new CopyOnWriteArrayList<>();
+        List<int[]> other1 = new CopyOnWriteArrayList<>();
+        List<int[]> other2 = new CopyOnWriteArrayList<>();
+        RedisNotificationTransport sender = transport();
+        sender.listen(self::add);
+        RedisNotificationTransport a = transport();
+        a.listen(other1::add);
+        RedisNotificationTransport b = transport();
+        b.listen(other2::add);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sender.isListening() && a.isListening() && b.isListening());
+        sender.publish(new int[] {7, 1, 2, 3, 7});
+        sender.publish(new int[] {-1});
+        await().atMost(Duration.ofSeconds(5)).until(() -> other1.size() == 2 && other2.size() == 2);
+        assertThat(other1.get(0)).containsExactly(1, 2, 3, 7);
+        assertThat(other1.get(1)).containsExactly(-1);
+        assertThat(other2.get(0)).containsExactly(1, 2, 3, 7);
+        Thread.sleep(300);
+        assertThat(self).as("N3: a transport never hears its own broadcasts").isEmpty();
+    }
+
+    @Test
+    void n1_aRolledBackTransactionSendsNoHint_aCommittedOneDoes() throws Exception {
+        List<int[]> heard = new CopyOnWriteArrayList<>();
+        RedisNotificationTransport listener = transport();
+        listener.listen(heard::add);
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
+        await().atMost(Duration.ofSeconds(10)).until(listener::isListening);
+        try (Connection c = fixture.connection()) {
+            JdbcOutboxTransactions.of(fixture.writerStore.writer(), writer).run(c, outbox -> {
+                outbox.enqueue(NotifyFixture.message(fixture.topic, 4));
+                throw new IllegalStateException("roll back");
+            });
+        } catch (IllegalStateException expected) {
+            // rolled back
+        }
+        Thread.sleep(1_000);
+        assertThat(heard).as("N1: a rollback notifies nothing").isEmpty();
+        assertThat(writer.stats().sent()).isZero();
+        write(writer, 4, 4, 5);
+        await().atMost(Duration.ofSeconds(5)).until(() -> heard.size() == 1);
+        assertThat(heard.get(0)).containsExactly(4, 5);
+    }
+}
