@@ -46,6 +46,8 @@ import org.apache.kafka.common.config.types.Password;
  *   <li>{@code relay.<option>}: {@link RelayOptions}, by their keys, with {@code relay.} put in
  *       front of those that do not start with it ({@code relay.bucket.count}, but
  *       {@code relay.id}).</li>
+ *   <li>{@code notify.transport} and {@code notify.<transport>.<setting>}: cross-process wake-ups,
+ *       see {@link NotifySettings}.</li>
  * </ul>
  *
  * <p>{@link #read} reads and sorts the settings and finds the provider and the secrets, without
@@ -75,6 +77,7 @@ final class RelayConfiguration {
     private final Map<String, String> storeSettings;
     private final Map<String, String> kafkaSettings;
     private final Map<String, String> relaySettings;
+    private final NotifySettings notifySettings;
     private final Map<String, String> origins;
     private final List<String> ignoredVariables;
     private final OutboxStoreProvider provider;
@@ -82,12 +85,14 @@ final class RelayConfiguration {
     private final Redactor redactor;
 
     private RelayConfiguration(Map<String, String> storeSettings, Map<String, String> kafkaSettings,
-                               Map<String, String> relaySettings, Map<String, String> origins,
+                               Map<String, String> relaySettings, NotifySettings notifySettings,
+                               Map<String, String> origins,
                                List<String> ignoredVariables, OutboxStoreProvider provider, Set<String> secretKeys,
                                Redactor redactor) {
         this.storeSettings = storeSettings;
         this.kafkaSettings = kafkaSettings;
         this.relaySettings = relaySettings;
+        this.notifySettings = notifySettings;
         this.origins = origins;
         this.ignoredVariables = ignoredVariables;
         this.provider = provider;
@@ -143,7 +148,14 @@ final class RelayConfiguration {
         findSecrets(STORE_PREFIX, groups.store(), storeDef, secretKeys, secrets);
         findSecrets(KAFKA_PREFIX, groups.kafka(), ProducerConfig.configDef(), secretKeys, secrets);
         settings.values().forEach(value -> secrets.addAll(Redactor.embeddedSecrets(value)));
-        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(),
+        NotifySettings notify = NotifySettings.of(groups.notifications(), provider.name(), groups.store());
+        groups.notifications().forEach((key, value) -> {
+            if (Redactor.isSecretKey(key)) {
+                secretKeys.add(key);
+                secrets.add(value);
+            }
+        });
+        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(), notify,
                 Collections.unmodifiableMap(origins), env.ignored(), provider, Collections.unmodifiableSet(secretKeys),
                 Redactor.of(secrets));
     }
@@ -164,12 +176,14 @@ final class RelayConfiguration {
      * The settings sorted by prefix, without it; relay options under their {@link RelayOptions}
      * keys.
      */
-    private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay) {
+    private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay,
+                          Map<String, String> notifications) {
 
         static Groups of(Map<String, String> settings, Map<String, String> variables) {
             Map<String, String> store = new TreeMap<>();
             Map<String, String> kafka = new TreeMap<>();
             Map<String, String> relay = new TreeMap<>();
+            Map<String, String> notify = new TreeMap<>();
             Set<String> unknown = new TreeSet<>();
             Set<String> unknownRelay = new TreeSet<>();
             settings.forEach((key, value) -> {
@@ -184,6 +198,8 @@ final class RelayConfiguration {
                     relay.put(RELAY_KEYS.get(key), value);
                 } else if (key.startsWith(RELAY_PREFIX)) {
                     unknownRelay.add(key);
+                } else if (key.startsWith(NotifySettings.PREFIX)) {
+                    notify.put(key, value);
                 } else {
                     unknown.add(key);
                 }
@@ -191,14 +207,14 @@ final class RelayConfiguration {
             if (!unknown.isEmpty()) {
                 throw new OutboxMisconfigurationException("unknown setting(s) " + asWritten(unknown, variables)
                         + ": a key is '" + STORE + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX
-                        + "' or '" + RELAY_PREFIX + "'");
+                        + "', '" + RELAY_PREFIX + "' or '" + NotifySettings.PREFIX + "'");
             }
             if (!unknownRelay.isEmpty()) {
                 throw new OutboxMisconfigurationException("unknown relay option(s) "
                         + asWritten(unknownRelay, variables) + "; the relay accepts " + RELAY_KEYS.keySet());
             }
             return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
-                    Collections.unmodifiableMap(relay));
+                    Collections.unmodifiableMap(relay), Collections.unmodifiableMap(notify));
         }
 
         /** Keys, each followed by the environment variable it came from, if it did. */
@@ -282,6 +298,15 @@ final class RelayConfiguration {
      */
     OutboxStoreProvider provider() {
         return provider;
+    }
+
+    /**
+     * The cross-process wake-up settings ({@code notify.*}).
+     *
+     * @return the settings; polling only when no transport is set
+     */
+    NotifySettings notifySettings() {
+        return notifySettings;
     }
 
     /**
@@ -476,6 +501,10 @@ final class RelayConfiguration {
             store.putAll(resolved.storeConfig().values());
         }
         store.forEach((key, value) -> line(text, keys, STORE_PREFIX + key, value));
+        text.append("\n# notifications\n");
+        line(text, keys, NotifySettings.TRANSPORT, notifySettings.transport());
+        notifySettings.settings().forEach((key, value) -> line(text, keys,
+                NotifySettings.PREFIX + notifySettings.transport() + "." + key, value));
         text.append("\n# kafka producer (rule K1 applied)\n");
         resolved.producerConfig().forEach((key, value) -> line(text, keys, KAFKA_PREFIX + key, value));
         kafkaSettings.forEach((key, value) -> {
@@ -516,6 +545,9 @@ final class RelayConfiguration {
         }
         if (origin != null) {
             return originText(origin);
+        }
+        if (key.startsWith(NotifySettings.PREFIX) && !key.equals(NotifySettings.TRANSPORT)) {
+            return "the store's setting of that name";
         }
         return key.equals(RelayOptions.RELAY_ID_CONFIG) ? "generated for this run" : "default";
     }

@@ -92,16 +92,20 @@ final class RelayRunner {
         }
         KafkaOutboxPublisher publisher = null;
         OutboxRelay relay = null;
+        AutoCloseable notifications = null;
         int code;
         try {
             publisher = new KafkaOutboxPublisher(resolved.producerSettings(), options.messageIdHeader());
             relay = new OutboxRelay(store, publisher, options);
             relay.start();
-            LOG.info("relay running relayId={}; SIGTERM or SIGINT stops it", options.relayId());
+            notifications = configuration.notifySettings().start(relay);
+            LOG.info("relay running relayId={} notify.transport={}; SIGTERM or SIGINT stops it", options.relayId(),
+                    configuration.notifySettings().transport());
             code = awaitEnd(relay);
         } catch (OutboxMisconfigurationException e) {
             code = fatal("invalid configuration", e);
         } finally {
+            closeNotifications(notifications);
             close(relay, publisher, store);
         }
         if (code == StandaloneRelay.EXIT_OK && relay != null) {
@@ -185,6 +189,16 @@ final class RelayRunner {
         LOG.error("{}; exiting with code {}: {}", what, StandaloneRelay.EXIT_MISCONFIGURATION,
                 LogText.oneLine(redactor.redact(e.getMessage())));
         return StandaloneRelay.EXIT_MISCONFIGURATION;
+    }
+
+    private void closeNotifications(AutoCloseable notifications) {
+        if (notifications != null) {
+            try {
+                notifications.close();
+            } catch (Exception e) {
+                LOG.warn("closing the notification transport failed: {}", redactor.redact(causes(e)));
+            }
+        }
     }
 
     private void close(OutboxRelay relay, KafkaOutboxPublisher publisher, OutboxStore store) {

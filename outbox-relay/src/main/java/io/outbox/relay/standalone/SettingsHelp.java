@@ -70,11 +70,17 @@ final class SettingsHelp {
         paragraph(text, 2, "Environment: OUTBOX_ and the key in upper case, with '.' written as '_', '_' as '__' and "
                 + "'-' as '___'; for example store.url is OUTBOX_STORE_URL and kafka.bootstrap.servers is "
                 + "OUTBOX_KAFKA_BOOTSTRAP_SERVERS. Only OUTBOX_STORE and variables starting with OUTBOX_STORE_, "
-                + "OUTBOX_KAFKA_ or OUTBOX_RELAY_ are settings; other OUTBOX_ variables are ignored. "
+                + "OUTBOX_KAFKA_, OUTBOX_RELAY_ or OUTBOX_NOTIFY_ are settings; other OUTBOX_ variables are ignored. "
                 + "OUTBOX_LOG_LEVEL sets the log level (default INFO) of the packaged logging configuration.");
         paragraph(text, 2, "Secrets: the values of settings of type password or whose name contains password, "
                 + "secret, jaas or credential, and passwords in a URL's user info or in a password parameter, are "
                 + "never printed or logged; they show as " + Redactor.HIDDEN + ".");
+        paragraph(text, 2, "Notifications: 'notify.transport' is none (the default: polling only) or a transport ("
+                + String.join(", ", io.outbox.relay.NotificationTransports.providers().stream()
+                        .map(p -> p.name() + ": " + String.join(", ", new java.util.TreeSet<>(p.settings().keySet())))
+                        .toList())
+                + "); 'notify.<transport>.<setting>' goes to it. Hints from writers wake the relay at once; polling "
+                + "stays on, so a transport that is down costs latency, never messages.");
         text.append('\n');
 
         heading(text, "Relay options (relay.<option>)");
