@@ -75,6 +75,7 @@ public final class OutboxExamples implements Runnable {
 
     private final RunCommand run = new RunCommand();
     private final BenchCommand bench = new BenchCommand();
+    private final NotifyBenchCommand notifyBench = new NotifyBenchCommand();
 
     /** Creates the command line with fresh subcommands. */
     public OutboxExamples() {
@@ -104,6 +105,7 @@ public final class OutboxExamples implements Runnable {
         CommandLine commandLine = new CommandLine(this)
                 .addSubcommand(run)
                 .addSubcommand(bench)
+                .addSubcommand(notifyBench)
                 .setOut(out)
                 .setErr(err)
                 .setParameterExceptionHandler((e, arguments) -> {

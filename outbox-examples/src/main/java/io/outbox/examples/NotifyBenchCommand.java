@@ -1,0 +1,540 @@
+package io.outbox.examples;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.OutboxCommitNotifier;
+import io.outbox.OutboxMessage;
+import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.NotificationTransport;
+import io.outbox.relay.NotificationTransports;
+import io.outbox.relay.OutboxNotifier;
+import io.outbox.relay.OutboxRelay;
+import io.outbox.relay.RelayOptions;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxStore;
+import io.outbox.store.jdbc.JdbcOutboxStore;
+import io.outbox.store.jdbc.JdbcOutboxTransactions;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Commit-to-consume latency across processes (rules N1-N5): writers in this process commit at a
+ * fixed rate on PostgreSQL through {@link JdbcOutboxTransactions}, relays run as separate
+ * standalone-relay processes ({@code java -jar outbox-relay-app-*-all.jar}), and a consumer in
+ * this process notes when each message arrives; once with polling only, once with the Redis
+ * transport and once with LISTEN/NOTIFY. Then it counts the store calls of an idle relay that
+ * holds buckets, at the default settings.
+ */
+@Command(name = "notify-bench", sortOptions = false, usageHelpAutoWidth = true,
+        description = {
+            "Commit-to-consume latency across processes: writers here commit at a fixed rate on PostgreSQL, "
+                    + "relays run as standalone-relay processes (the executable jar), a consumer here measures "
+                    + "p50/p95/p99 from each commit to its record's arrival; for polling only, Redis pub/sub and "
+                    + "PostgreSQL LISTEN/NOTIFY. Then the store calls per second of an idle relay holding buckets, "
+                    + "at the default settings. The Kafka broker runs in this process."},
+        exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
+            "0:the benchmark ran to its end and nothing was lost", "1:committed messages were never consumed",
+            OutboxExamples.EXIT_CODES_2, "3:the benchmark failed (a server unreachable, a relay not starting)"})
+final class NotifyBenchCommand implements Callable<Integer> {
+
+    private static final StringSerializer STRING = new StringSerializer();
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--jdbc-url", paramLabel = "URL", defaultValue = "jdbc:postgresql://127.0.0.1:5432/test",
+            description = "PostgreSQL JDBC URL (default: ${DEFAULT-VALUE}).")
+    private String jdbcUrl;
+
+    @Option(names = "--jdbc-user", paramLabel = "USER", defaultValue = "postgres",
+            description = "Database user (default: ${DEFAULT-VALUE}).")
+    private String jdbcUser;
+
+    @Option(names = "--jdbc-password", paramLabel = "PASSWORD", description = "Database password (default: none).")
+    private String jdbcPassword;
+
+    @Option(names = "--redis-uri", paramLabel = "URI", defaultValue = "redis://127.0.0.1:6379",
+            description = "Redis for the redis mode (default: ${DEFAULT-VALUE}).")
+    private String redisUri;
+
+    @Option(names = "--relay-jar", paramLabel = "JAR",
+            description = "The standalone relay's executable jar (default: outbox-relay-app/target/"
+                    + "outbox-relay-app-*-all.jar under the working directory; build it with "
+                    + "mvn -pl outbox-relay-app -am -DskipTests package).")
+    private Path relayJar;
+
+    @Option(names = "--modes", paramLabel = "MODE", split = ",", defaultValue = "polling,redis,postgres",
+            description = "Which of polling, redis, postgres to run, in order (default: ${DEFAULT-VALUE}).")
+    private List<String> modes;
+
+    @Option(names = "--rate", paramLabel = "MSG_PER_S", defaultValue = "1000",
+            description = "Messages committed per second (default: ${DEFAULT-VALUE}).")
+    private int rate;
+
+    @Option(names = "--tx-messages", paramLabel = "N", defaultValue = "5",
+            description = "Messages per transaction (default: ${DEFAULT-VALUE}).")
+    private int txMessages;
+
+    @Option(names = "--relays", paramLabel = "R", defaultValue = "2",
+            description = "Relay processes (default: ${DEFAULT-VALUE}).")
+    private int relays;
+
+    @Option(names = "--buckets", paramLabel = "N", defaultValue = "8",
+            description = "Buckets and topic partitions (default: ${DEFAULT-VALUE}).")
+    private int buckets;
+
+    @Option(names = "--seconds", paramLabel = "S", defaultValue = "30",
+            description = "Measured seconds per mode, after the warm-up (default: ${DEFAULT-VALUE}).")
+    private int seconds;
+
+    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "5",
+            description = "Seconds of writes per mode that are not measured (default: ${DEFAULT-VALUE}).")
+    private int warmupSeconds;
+
+    @Option(names = "--idle-seconds", paramLabel = "S", defaultValue = "60",
+            description = "Seconds the idle relay is watched; 0 skips it (default: ${DEFAULT-VALUE}).")
+    private int idleSeconds;
+
+    /** One mode's figures. */
+    record Result(String mode, int count, double ratePerSecond, long p50, long p95, long p99, long max, int lost,
+                  long hintsDropped) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        CommandLine commandLine = spec.commandLine();
+        Checks.between(commandLine, "--rate", rate, 1, 100_000);
+        Checks.between(commandLine, "--tx-messages", txMessages, 1, 1_000);
+        Checks.between(commandLine, "--relays", relays, 1, 16);
+        Checks.between(commandLine, "--buckets", buckets, 1, 1_024);
+        Checks.between(commandLine, "--seconds", seconds, 1, 3_600);
+        Checks.between(commandLine, "--warmup-seconds", warmupSeconds, 0, 600);
+        Checks.between(commandLine, "--idle-seconds", idleSeconds, 0, 3_600);
+        for (String mode : modes) {
+            if (!List.of("polling", "redis", "postgres").contains(mode)) {
+                throw new ParameterException(commandLine, "--modes: '" + mode + "' is none of polling, redis, postgres");
+            }
+        }
+        Path jar = relayJar != null ? relayJar : findJar(commandLine);
+        PrintWriter out = commandLine.getOut();
+        PrintWriter err = commandLine.getErr();
+        List<Result> results = new ArrayList<>();
+        String idle = null;
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl);
+        config.setUsername(jdbcUser);
+        config.setPassword(jdbcPassword);
+        config.setMaximumPoolSize(8);
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(); HikariDataSource pool = new HikariDataSource(config)) {
+            for (String mode : modes) {
+                err.println("[notify-bench] " + mode + ": " + relays + " relay processes, " + rate + " msg/s for "
+                        + warmupSeconds + " s warm-up + " + seconds + " s");
+                err.flush();
+                results.add(runMode(mode, broker, pool, jar, err));
+            }
+            if (idleSeconds > 0) {
+                err.println("[notify-bench] idle relay at the defaults for " + idleSeconds + " s");
+                err.flush();
+                idle = idle(broker, pool);
+            }
+        }
+        out.println();
+        out.printf(Locale.ROOT, "commit-to-consume latency, PostgreSQL, %d msg/s (%d per transaction), %d relay "
+                + "processes, %d buckets, %d s measured per mode%n", rate, txMessages, relays, buckets, seconds);
+        out.printf(Locale.ROOT, "%-9s %9s %8s %8s %8s %8s %8s %6s %13s%n", "mode", "messages", "msg/s", "p50 ms",
+                "p95 ms", "p99 ms", "max ms", "lost", "hints dropped");
+        int lost = 0;
+        for (Result r : results) {
+            out.printf(Locale.ROOT, "%-9s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %6d %13d%n", r.mode(), r.count(),
+                    r.ratePerSecond(), r.p50() / 1e6, r.p95() / 1e6, r.p99() / 1e6, r.max() / 1e6, r.lost(),
+                    r.hintsDropped());
+            lost += r.lost();
+        }
+        if (idle != null) {
+            out.println(idle);
+        }
+        out.flush();
+        return lost == 0 ? OutboxExamples.EXIT_OK : OutboxExamples.EXIT_LOST;
+    }
+
+    private static Path findJar(CommandLine commandLine) throws IOException {
+        Path dir = Path.of("outbox-relay-app", "target");
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                List<Path> jars = files.filter(p -> p.getFileName().toString().matches("outbox-relay-app-.*-all\\.jar"))
+                        .toList();
+                if (jars.size() == 1) {
+                    return jars.get(0);
+                }
+            }
+        }
+        throw new ParameterException(commandLine, "no standalone relay jar in " + dir.toAbsolutePath()
+                + ": build it (mvn -pl outbox-relay-app -am -DskipTests package) or pass --relay-jar");
+    }
+
+    private Result runMode(String mode, EmbeddedKafkaBroker broker, HikariDataSource pool, Path jar, PrintWriter err)
+            throws Exception {
+        String prefix = "nb_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
+        String topic = prefix.replace('_', '-') + mode;
+        JdbcOutboxStore store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
+        store.createSchema();
+        broker.createTopic(topic, buckets);
+        Path logs = Files.createDirectories(Path.of("target", "notify-bench"));
+        List<Process> processes = new ArrayList<>();
+        Map<UUID, Long> committed = new ConcurrentHashMap<>();
+        Map<UUID, Long> consumed = new ConcurrentHashMap<>();
+        AtomicLong measuredFrom = new AtomicLong(Long.MAX_VALUE);
+        Consumer consumer = new Consumer(broker.bootstrapServers(), topic, consumed);
+        NotificationTransport transport = null;
+        OutboxNotifier notifier = null;
+        try {
+            for (int i = 1; i <= relays; i++) {
+                Path file = logs.resolve(prefix + "relay-" + i + ".properties");
+                Files.writeString(file, relayProperties(mode, prefix, "bench-relay-" + i, broker.bootstrapServers()));
+                processes.add(new ProcessBuilder("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                        "-jar", jar.toString(), "-c", file.toString())
+                        .redirectErrorStream(true).redirectOutput(logs.resolve(prefix + "relay-" + i + ".log").toFile())
+                        .start());
+            }
+            awaitShares(pool, prefix, processes, err);
+            OutboxCommitNotifier commits = OutboxCommitNotifier.NONE;
+            if (!mode.equals("polling")) {
+                transport = NotificationTransports.open(mode, mode.equals("redis")
+                        ? Map.of("uri", redisUri, "channel", prefix + "hints")
+                        : jdbcPassword == null ? Map.of("url", jdbcUrl, "user", jdbcUser, "channel", prefix + "hints")
+                        : Map.of("url", jdbcUrl, "user", jdbcUser, "password", jdbcPassword, "channel",
+                                prefix + "hints"));
+                notifier = OutboxNotifier.builder().transport(transport).build();
+                commits = notifier;
+            }
+            consumer.start();
+            JdbcOutboxTransactions tx = JdbcOutboxTransactions.of(store.writer(), commits);
+            long periodNanos = 1_000_000_000L * txMessages / rate;
+            ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor();
+            ExecutorService writers = Executors.newFixedThreadPool(4);
+            long start = System.nanoTime();
+            ticks.scheduleAtFixedRate(() -> writers.execute(() -> writeOne(pool, tx, topic, committed, measuredFrom)),
+                    0, periodNanos, TimeUnit.NANOSECONDS);
+            Thread.sleep(warmupSeconds * 1_000L);
+            measuredFrom.set(System.nanoTime());
+            Thread.sleep(seconds * 1_000L);
+            long measuredTo = System.nanoTime();
+            ticks.shutdownNow();
+            writers.shutdown();
+            writers.awaitTermination(30, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!consumed.keySet().containsAll(committed.keySet()) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            List<Long> latencies = new ArrayList<>();
+            int lost = 0;
+            for (Map.Entry<UUID, Long> c : committed.entrySet()) {
+                Long arrived = consumed.get(c.getKey());
+                if (arrived == null) {
+                    lost++;
+                } else if (c.getValue() >= measuredFrom.get() && c.getValue() < measuredTo) {
+                    latencies.add(Math.max(0, arrived - c.getValue()));
+                }
+            }
+            long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+            double ratePerSecond = sorted.length / ((measuredTo - measuredFrom.get()) / 1e9);
+            long dropped = notifier == null ? 0 : notifier.stats().dropped();
+            err.println("[notify-bench] " + mode + ": " + sorted.length + " measured, " + lost + " lost; relay logs in "
+                    + logs.toAbsolutePath() + "/" + prefix + "relay-*.log");
+            err.flush();
+            return new Result(mode, sorted.length, ratePerSecond, percentile(sorted, 50), percentile(sorted, 95),
+                    percentile(sorted, 99), sorted.length == 0 ? 0 : sorted[sorted.length - 1], lost, dropped);
+        } finally {
+            consumer.close();
+            if (notifier != null) {
+                notifier.close();
+            }
+            if (transport != null) {
+                transport.close();
+            }
+            for (Process p : processes) {
+                p.destroy();
+            }
+            for (Process p : processes) {
+                if (!p.waitFor(40, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            }
+            dropTables(pool, prefix);
+        }
+    }
+
+    private void writeOne(HikariDataSource pool, JdbcOutboxTransactions tx, String topic, Map<UUID, Long> committed,
+                          AtomicLong measuredFrom) {
+        List<OutboxMessage> messages = new ArrayList<>(txMessages);
+        for (int i = 0; i < txMessages; i++) {
+            String key = "customer-" + ThreadLocalRandom.current().nextInt(1_000);
+            messages.add(OutboxMessage.create(topic, key, "order", STRING, STRING, buckets));
+        }
+        try (Connection c = pool.getConnection()) {
+            tx.run(c, outbox -> {
+                outbox.enqueue(messages);
+                return null;
+            });
+            long at = System.nanoTime();
+            messages.forEach(m -> committed.put(m.messageId(), at));
+        } catch (Exception e) {
+            System.err.println("[notify-bench] a write failed: " + e);
+        }
+    }
+
+    private String relayProperties(String mode, String prefix, String relayId, String bootstrap) {
+        StringBuilder p = new StringBuilder();
+        p.append("store=jdbc\n");
+        p.append("store.url=").append(jdbcUrl).append('\n');
+        p.append("store.user=").append(jdbcUser).append('\n');
+        if (jdbcPassword != null) {
+            p.append("store.password=").append(jdbcPassword).append('\n');
+        }
+        p.append("store.table.prefix=").append(prefix).append('\n');
+        p.append("kafka.bootstrap.servers=").append(bootstrap).append('\n');
+        p.append("kafka.linger.ms=0\n");
+        p.append("relay.id=").append(relayId).append('\n');
+        p.append("relay.bucket.count=").append(buckets).append('\n');
+        if (!mode.equals("polling")) {
+            p.append("notify.transport=").append(mode).append('\n');
+            p.append("notify.").append(mode).append(".channel=").append(prefix).append("hints\n");
+            if (mode.equals("redis")) {
+                p.append("notify.redis.uri=").append(redisUri).append('\n');
+            }
+        }
+        return p.toString();
+    }
+
+    /** Waits until every relay process holds its fair share of the buckets. */
+    private void awaitShares(HikariDataSource pool, String prefix, List<Process> processes, PrintWriter err)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (System.nanoTime() < deadline) {
+            for (Process p : processes) {
+                if (!p.isAlive()) {
+                    throw new IllegalStateException("a relay process exited with code " + p.exitValue()
+                            + "; see target/notify-bench/" + prefix + "relay-*.log");
+                }
+            }
+            List<Integer> shares = new ArrayList<>();
+            try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + prefix + "leases WHERE owner IS NOT NULL "
+                         + "GROUP BY owner")) {
+                while (rs.next()) {
+                    shares.add(rs.getInt(1));
+                }
+            }
+            if (shares.size() == relays && shares.stream().mapToInt(Integer::intValue).sum() == buckets
+                    && shares.stream().allMatch(n -> n >= buckets / relays && n <= buckets / relays + 1)) {
+                Thread.sleep(1_500); // let the relays' first discovery of the gained buckets pass
+                return;
+            }
+            Thread.sleep(250);
+        }
+        err.println("[notify-bench] the relays did not share the buckets within 90 s; measuring anyway");
+    }
+
+    private static void dropTables(HikariDataSource pool, String prefix) {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + prefix + "messages, " + prefix + "leases, " + prefix + "relays");
+        } catch (Exception e) {
+            System.err.println("[notify-bench] could not drop the tables of " + prefix + ": " + e);
+        }
+    }
+
+    private static long percentile(long[] sorted, int p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+    }
+
+    /**
+     * An idle relay at the default settings on its own tables, holding every bucket, watched for
+     * {@code --idle-seconds}: once polling only, once with the Redis transport listening.
+     */
+    private String idle(EmbeddedKafkaBroker broker, HikariDataSource pool) throws Exception {
+        StringBuilder text = new StringBuilder();
+        for (String mode : List.of("polling", "redis")) {
+            String prefix = "nbi_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
+            JdbcOutboxStore jdbc = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
+            jdbc.createSchema();
+            CountingStore store = new CountingStore(jdbc);
+            RelayOptions options = RelayOptions.builder().relayId("idle-relay").build();
+            NotificationTransport transport = mode.equals("redis")
+                    ? NotificationTransports.open("redis", Map.of("uri", redisUri, "channel", prefix + "hints")) : null;
+            try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()), options.messageIdHeader());
+                 OutboxRelay relay = new OutboxRelay(store, publisher, options)) {
+                relay.start();
+                OutboxNotifier notifier = transport == null ? null
+                        : OutboxNotifier.builder().transport(transport).relay(relay).build();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (relay.ownedBuckets().size() < options.bucketCount() && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                Thread.sleep(2_000);
+                long[] before = store.counts();
+                long started = System.nanoTime();
+                Thread.sleep(idleSeconds * 1_000L);
+                double elapsed = (System.nanoTime() - started) / 1e9;
+                long[] after = store.counts();
+                long total = 0;
+                long[] delta = new long[after.length];
+                for (int i = 0; i < after.length; i++) {
+                    delta[i] = after[i] - before[i];
+                    total += delta[i];
+                }
+                text.append(String.format(Locale.ROOT, "idle relay (%s, defaults: poll.interval.ms=%d, "
+                        + "lease.renew.interval.ms=%d), %d buckets held, %.0f s: %.2f store calls/s (acquire %d, "
+                        + "bucketsWithPending %d, nextBatch %d, other %d)%n", mode, options.pollInterval().toMillis(),
+                        options.leaseRenewInterval().toMillis(), relay.ownedBuckets().size(), elapsed, total / elapsed,
+                        delta[0], delta[1], delta[2], delta[3]));
+                if (notifier != null) {
+                    notifier.close();
+                }
+            } finally {
+                if (transport != null) {
+                    transport.close();
+                }
+                dropTables(pool, prefix);
+            }
+        }
+        return text.toString().stripTrailing();
+    }
+
+    /** Reads the topic from its beginning and notes when each message id arrives. */
+    private static final class Consumer implements AutoCloseable {
+
+        private final Thread thread;
+        private volatile boolean closed;
+
+        Consumer(String bootstrap, String topic, Map<UUID, Long> consumed) {
+            thread = new Thread(() -> {
+                Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                        ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+                try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                        new ByteArrayDeserializer())) {
+                    List<TopicPartition> partitions = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                            .map(p -> new TopicPartition(topic, p.partition())).toList();
+                    c.assign(partitions);
+                    c.seekToBeginning(partitions);
+                    while (!closed) {
+                        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(20))) {
+                            long now = System.nanoTime();
+                            Header h = r.headers().lastHeader(RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+                            consumed.putIfAbsent(UUID.fromString(new String(h.value(), StandardCharsets.UTF_8)), now);
+                        }
+                    }
+                }
+            }, "notify-bench-consumer");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Counts the relay's store calls by kind: acquire, bucketsWithPending, nextBatch, other. */
+    private static final class CountingStore implements OutboxStore, LeaseRenewal, LeaseRelease {
+
+        private final JdbcOutboxStore store;
+        private final AtomicLong[] counts = {new AtomicLong(), new AtomicLong(), new AtomicLong(), new AtomicLong()};
+
+        CountingStore(JdbcOutboxStore store) {
+            this.store = store;
+        }
+
+        long[] counts() {
+            return Arrays.stream(counts).mapToLong(AtomicLong::get).toArray();
+        }
+
+        @Override
+        public List<Integer> acquireBucketLeases(LeaseRequest request) {
+            counts[0].incrementAndGet();
+            return store.acquireBucketLeases(request);
+        }
+
+        @Override
+        public List<Integer> bucketsWithPending(List<Integer> owned) {
+            counts[1].incrementAndGet();
+            return store.bucketsWithPending(owned);
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            counts[2].incrementAndGet();
+            return store.nextBatch(bucket, maxCount);
+        }
+
+        @Override
+        public void markPublished(int bucket, List<OutboxMessage> published) {
+            counts[3].incrementAndGet();
+            store.markPublished(bucket, published);
+        }
+
+        @Override
+        public List<Integer> renewBucketLeases(LeaseRequest request) {
+            counts[3].incrementAndGet();
+            return store.renewBucketLeases(request);
+        }
+
+        @Override
+        public void releaseBucketLeases(String relayId) {
+            counts[3].incrementAndGet();
+            store.releaseBucketLeases(relayId);
+        }
+    }
+}
