@@ -5,8 +5,9 @@
 #   scripts/test.sh                 # everything
 #   scripts/test.sh -pl outbox-spi  # extra arguments go to Maven
 #
-# Servers (see README "Tests"): PostgreSQL and MariaDB are expected as system services and are
-# started if their port is closed; dynoxide (DynamoDB emulator) and jongodb (MongoDB emulator with
+# Servers (see README "Tests"): PostgreSQL, MariaDB and Redis are expected as system services and
+# are started if their port is closed (the Redis notification tests also start redis-server
+# themselves on free ports, for their outage test); dynoxide (DynamoDB emulator) and jongodb (MongoDB emulator with
 # transactions) are installed from npm at pinned versions into .tools/, checked against pinned
 # SHA-256 sums, and started on free ports. Tests find them through OUTBOX_TEST_* variables.
 set -euo pipefail
@@ -16,7 +17,7 @@ TOOLS="$ROOT/.tools"
 RUN_DIR="$TOOLS/run"
 
 # The servers this suite needs. Each name has an ensure_<name> function below.
-NEEDS=(postgres mariadb jongodb dynoxide)
+NEEDS=(postgres mariadb redis jongodb dynoxide)
 
 DYNOXIDE_PACKAGE="@dynoxide/linux-x64"
 DYNOXIDE_VERSION="1.2.1"
@@ -84,6 +85,20 @@ ensure_mariadb() {
     export OUTBOX_TEST_MARIADB_URL="${OUTBOX_TEST_MARIADB_URL:-jdbc:mariadb://127.0.0.1:3306/test}"
     export OUTBOX_TEST_MARIADB_USER="${OUTBOX_TEST_MARIADB_USER:-root}"
     log "MariaDB: $OUTBOX_TEST_MARIADB_URL"
+}
+
+ensure_redis() {
+    if ! port_open 6379; then
+        log "Redis is down; starting it"
+        command -v redis-server >/dev/null 2>&1 || { log "redis-server is not installed (Debian: apt-get install redis-server)"; return 1; }
+        redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+            --pidfile "$RUN_DIR/redis.pid" --logfile "$RUN_DIR/redis.log"
+        STOP_COMMANDS+=("redis-cli -p 6379 shutdown nosave")
+        wait_for_port 6379 30 Redis
+    fi
+    export OUTBOX_TEST_REDIS_URI="${OUTBOX_TEST_REDIS_URI:-redis://127.0.0.1:6379}"
+    export OUTBOX_TEST_REDIS_SERVER="${OUTBOX_TEST_REDIS_SERVER:-$(command -v redis-server)}"
+    log "Redis: $OUTBOX_TEST_REDIS_URI (redis-server for the outage test: $OUTBOX_TEST_REDIS_SERVER)"
 }
 
 # install_npm_tool <package> <version> <path of the binary inside the package> <sha256>

@@ -136,7 +136,16 @@ final class NotifyBenchCommand implements Callable<Integer> {
 
     /** One mode's figures. */
     record Result(String mode, int count, double ratePerSecond, long p50, long p95, long p99, long max, int lost,
-                  long hintsDropped) {
+                  long hintsDropped, String load) {
+    }
+
+    /** The machine's 1-minute load average, from /proc/loadavg; "?" where there is none. */
+    static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
     }
 
     @Override
@@ -179,14 +188,15 @@ final class NotifyBenchCommand implements Callable<Integer> {
         }
         out.println();
         out.printf(Locale.ROOT, "commit-to-consume latency, PostgreSQL, %d msg/s (%d per transaction), %d relay "
-                + "processes, %d buckets, %d s measured per mode%n", rate, txMessages, relays, buckets, seconds);
-        out.printf(Locale.ROOT, "%-9s %9s %8s %8s %8s %8s %8s %6s %13s%n", "mode", "messages", "msg/s", "p50 ms",
-                "p95 ms", "p99 ms", "max ms", "lost", "hints dropped");
+                + "processes, %d buckets, %d s measured per mode; %d cores, load 1m = the machine's load average%n",
+                rate, txMessages, relays, buckets, seconds, Runtime.getRuntime().availableProcessors());
+        out.printf(Locale.ROOT, "%-9s %9s %8s %8s %8s %8s %8s %6s %13s %10s%n", "mode", "messages", "msg/s", "p50 ms",
+                "p95 ms", "p99 ms", "max ms", "lost", "hints dropped", "load 1m");
         int lost = 0;
         for (Result r : results) {
-            out.printf(Locale.ROOT, "%-9s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %6d %13d%n", r.mode(), r.count(),
+            out.printf(Locale.ROOT, "%-9s %9d %8.0f %8.1f %8.1f %8.1f %8.1f %6d %13d %10s%n", r.mode(), r.count(),
                     r.ratePerSecond(), r.p50() / 1e6, r.p95() / 1e6, r.p99() / 1e6, r.max() / 1e6, r.lost(),
-                    r.hintsDropped());
+                    r.hintsDropped(), r.load());
             lost += r.lost();
         }
         if (idle != null) {
@@ -230,7 +240,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
             for (int i = 1; i <= relays; i++) {
                 Path file = logs.resolve(prefix + "relay-" + i + ".properties");
                 Files.writeString(file, relayProperties(mode, prefix, "bench-relay-" + i, broker.bootstrapServers()));
-                processes.add(new ProcessBuilder("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                processes.add(new ProcessBuilder("java", "-Xmx256m", "-XX:+UseSerialGC",
                         "-jar", jar.toString(), "-c", file.toString())
                         .redirectErrorStream(true).redirectOutput(logs.resolve(prefix + "relay-" + i + ".log").toFile())
                         .start());
@@ -256,7 +266,9 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     0, periodNanos, TimeUnit.NANOSECONDS);
             Thread.sleep(warmupSeconds * 1_000L);
             measuredFrom.set(System.nanoTime());
+            String loadBefore = loadAverage();
             Thread.sleep(seconds * 1_000L);
+            String load = loadBefore + "-" + loadAverage();
             long measuredTo = System.nanoTime();
             ticks.shutdownNow();
             writers.shutdown();
@@ -282,7 +294,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     + logs.toAbsolutePath() + "/" + prefix + "relay-*.log");
             err.flush();
             return new Result(mode, sorted.length, ratePerSecond, percentile(sorted, 50), percentile(sorted, 95),
-                    percentile(sorted, 99), sorted.length == 0 ? 0 : sorted[sorted.length - 1], lost, dropped);
+                    percentile(sorted, 99), sorted.length == 0 ? 0 : sorted[sorted.length - 1], lost, dropped, load);
         } finally {
             consumer.close();
             if (notifier != null) {
@@ -428,9 +440,9 @@ final class NotifyBenchCommand implements Callable<Integer> {
                 }
                 text.append(String.format(Locale.ROOT, "idle relay (%s, defaults: poll.interval.ms=%d, "
                         + "lease.renew.interval.ms=%d), %d buckets held, %.0f s: %.2f store calls/s (acquire %d, "
-                        + "bucketsWithPending %d, nextBatch %d, other %d)%n", mode, options.pollInterval().toMillis(),
+                        + "bucketsWithPending %d, nextBatch %d, other %d), load 1m %s%n", mode, options.pollInterval().toMillis(),
                         options.leaseRenewInterval().toMillis(), relay.ownedBuckets().size(), elapsed, total / elapsed,
-                        delta[0], delta[1], delta[2], delta[3]));
+                        delta[0], delta[1], delta[2], delta[3], loadAverage()));
                 if (notifier != null) {
                     notifier.close();
                 }

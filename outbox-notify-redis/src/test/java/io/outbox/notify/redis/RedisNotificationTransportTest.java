@@ -35,6 +35,10 @@ class RedisNotificationTransportTest {
     private static final Path LOG = Path.of(System.getProperty("org.slf4j.simpleLogger.logFile",
             "target/notify-redis-test.log"));
 
+    /** The shared Redis of this machine (scripts/test.sh starts it when its port is closed). */
+    private static final String SHARED_URI = System.getenv().getOrDefault("OUTBOX_TEST_REDIS_URI",
+            "redis://127.0.0.1:6379");
+
     private static EmbeddedKafkaBroker broker;
     private static RedisServer redis;
     private NotifyFixture fixture;
@@ -63,9 +67,14 @@ class RedisNotificationTransportTest {
         fixture.close();
     }
 
+    /** A transport on the test's own redis-server, which the outage test stops and starts. */
     private RedisNotificationTransport transport() {
+        return transport(redis.uri());
+    }
+
+    private RedisNotificationTransport transport(String uri) {
         return fixture.closeLater((RedisNotificationTransport) NotificationTransports.open("redis", Map.of(
-                RedisTransportSettings.URI, redis.uri(), RedisTransportSettings.CHANNEL, channel,
+                RedisTransportSettings.URI, uri, RedisTransportSettings.CHANNEL, channel,
                 RedisTransportSettings.RECONNECT_MAX_DELAY_MS, "500", RedisTransportSettings.COMMAND_TIMEOUT_MS, "500")));
     }
 
@@ -160,11 +169,11 @@ class RedisNotificationTransportTest {
         List<int[]> self = new CopyOnWriteArrayList<>();
         List<int[]> other1 = new CopyOnWriteArrayList<>();
         List<int[]> other2 = new CopyOnWriteArrayList<>();
-        RedisNotificationTransport sender = transport();
+        RedisNotificationTransport sender = transport(SHARED_URI);
         sender.listen(self::add);
-        RedisNotificationTransport a = transport();
+        RedisNotificationTransport a = transport(SHARED_URI);
         a.listen(other1::add);
-        RedisNotificationTransport b = transport();
+        RedisNotificationTransport b = transport(SHARED_URI);
         b.listen(other2::add);
         await().atMost(Duration.ofSeconds(10)).until(() -> sender.isListening() && a.isListening() && b.isListening());
         sender.publish(new int[] {7, 1, 2, 3, 7});
@@ -180,9 +189,9 @@ class RedisNotificationTransportTest {
     @Test
     void n1_aRolledBackTransactionSendsNoHint_aCommittedOneDoes() throws Exception {
         List<int[]> heard = new CopyOnWriteArrayList<>();
-        RedisNotificationTransport listener = transport();
+        RedisNotificationTransport listener = transport(SHARED_URI);
         listener.listen(heard::add);
-        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport(SHARED_URI)).build());
         await().atMost(Duration.ofSeconds(10)).until(listener::isListening);
         try (Connection c = fixture.connection()) {
             JdbcOutboxTransactions.of(fixture.writerStore.writer(), writer).run(c, outbox -> {

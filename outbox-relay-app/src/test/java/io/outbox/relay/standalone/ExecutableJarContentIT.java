@@ -37,6 +37,9 @@ class ExecutableJarContentIT {
                     .contains("org.postgresql.Driver", "org.mariadb.jdbc.Driver", "org.h2.Driver");
             assertThat(serviceEntries(jar, "org.slf4j.spi.SLF4JServiceProvider"))
                     .containsExactly("org.apache.logging.slf4j.SLF4JServiceProvider");
+            assertThat(serviceEntries(jar, "io.outbox.relay.NotificationTransportProvider")).containsExactlyInAnyOrder(
+                    "io.outbox.notify.redis.RedisNotificationTransportProvider",
+                    "io.outbox.notify.postgres.PostgresNotificationTransportProvider");
             assertThat(serviceEntries(jar, "software.amazon.awssdk.http.SdkHttpService"))
                     .containsExactly("software.amazon.awssdk.http.urlconnection.UrlConnectionSdkHttpService");
         }
@@ -55,7 +58,9 @@ class ExecutableJarContentIT {
                     .containsExactly("META-INF/org/apache/logging/log4j/core/config/plugins/Log4j2Plugins.dat");
             assertThat(names).contains("log4j2.xml", "log4j2.component.properties",
                     "io/outbox/relay/standalone/version.properties");
-            assertThat(names).filteredOn(n -> n.startsWith("io/netty/")).isEmpty();
+            // Netty comes only with Lettuce (the Redis notification transport); the AWS SDK's Netty client stays out.
+            assertThat(names).contains("io/lettuce/core/RedisClient.class");
+            assertThat(names).filteredOn(n -> n.startsWith("software/amazon/awssdk/http/nio/netty/")).isEmpty();
             assertThat(names).filteredOn(n -> n.startsWith("picocli/")).isNotEmpty();
         }
         assertThat(Files.size(RelayProcess.jar())).isLessThan(60L * 1024 * 1024);

@@ -152,6 +152,23 @@ abstract class AbstractDynamoDbEnqueueTest {
         assertThat(ids(store.nextBatch(2, 10))).as("the gap is harmless").containsExactly(later.messageId());
     }
 
+    /** N1: the helper notifies the buckets after TransactWriteItems returned; a cancelled one notifies nothing. */
+    @Test
+    void N1_theBucketsAreNotifiedAfterTheTransactionCommitted_aCancelledOneNotifiesNothing() {
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.outbox.OutboxCommitNotifier notifier = buckets -> events.add(java.util.Arrays.toString(buckets)
+                + " pending=" + store.bucketsWithPending(List.of(0, 1, 2, 3, 4, 5, 6, 7)));
+        DynamoDbOutboxTransactions tx = DynamoDbOutboxTransactions.of(writer, notifier);
+
+        assertThat(catchThrowableOfType(TransactionCanceledException.class, () -> tx.write(
+                List.of(putOrder("order-n0"), requireCustomer("missing")), List.of(message(4, "never")))))
+                .isNotNull();
+        assertThat(events).as("a cancelled transaction notifies nothing").isEmpty();
+
+        tx.write(List.of(putOrder("order-n1")), List.of(message(6, "a"), message(1, "b"), message(6, "c")));
+        assertThat(events).as("notified once, after the commit").containsExactly("[6, 1] pending=[1, 6]");
+    }
+
     @Test
     void E4_aPreparedPutIsGuardedAgainstOverwriting() {
         TransactWriteItem item = writer.prepare(message(1, "once"));

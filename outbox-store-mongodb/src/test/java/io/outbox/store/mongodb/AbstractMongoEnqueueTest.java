@@ -254,4 +254,44 @@ abstract class AbstractMongoEnqueueTest {
         assertThat(ids(store.nextBatch(0, 10))).as("reservation order, not commit order")
                 .containsExactly(a.messageId(), b.messageId());
     }
+
+    /** N1: the helper notifies once, after withTransaction committed, with the last run's buckets. */
+    @Test
+    void N1_withTransactionNotifiesAfterTheCommitOnlyTheBucketsOfTheRunThatCommitted() {
+        java.util.List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.outbox.OutboxCommitNotifier notifier = buckets -> events.add(java.util.Arrays.toString(buckets)
+                + " pending=" + pending());
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        try (ClientSession session = client().startSession()) {
+            String result = MongoOutboxTransactions.of(store, notifier).run(session, outbox -> {
+                if (runs.incrementAndGet() == 1) {
+                    outbox.enqueue(message(5, "first run, aborted by a transient error"));
+                    com.mongodb.MongoException transientError = new com.mongodb.MongoException(112, "write conflict");
+                    transientError.addLabel(com.mongodb.MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
+                    throw transientError; // withTransaction aborts and runs the body again
+                }
+                orders.insertOne(session, new Document("_id", "order-1"));
+                outbox.enqueue(message(2, "a"), message(6, "b"), message(2, "c"));
+                return "placed";
+            });
+            assertThat(result).isEqualTo("placed");
+        }
+        assertThat(runs.get()).isEqualTo(2);
+        assertThat(events).as("one notification, after the commit, without the aborted run's bucket 5")
+                .containsExactly("[2, 6] pending=[2, 6]");
+    }
+
+    /** N1: an exception of the body aborts the transaction and notifies nothing. */
+    @Test
+    void N1_aBodyThatThrowsAbortsAndNotifiesNothing() {
+        java.util.List<int[]> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (ClientSession session = client().startSession()) {
+            assertThatThrownBy(() -> MongoOutboxTransactions.of(store, events::add).run(session, outbox -> {
+                outbox.enqueue(message(1, "never"));
+                throw new IllegalStateException("business rule broken");
+            })).hasMessage("business rule broken");
+        }
+        assertThat(events).isEmpty();
+        assertThat(pending()).isEmpty();
+    }
 }
