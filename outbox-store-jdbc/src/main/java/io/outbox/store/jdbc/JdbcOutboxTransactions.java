@@ -24,6 +24,11 @@ import java.util.Objects;
  * }
  * }</pre>
  *
+ * <p>On PostgreSQL, a transaction that a failed statement aborted (the work caught the
+ * exception and went on) cannot commit: PostgreSQL would roll it back on {@code COMMIT} without an
+ * error, so the helper refuses it with an {@link SQLException} (SQL state {@code 25P02}) and
+ * notifies nothing.
+ *
  * <p>The connection's auto-commit mode is switched off for the transaction and restored after.
  * Before the commit the notifier may put its own statement into the transaction
  * ({@link OutboxCommitNotifier#beforeCommit}: PostgreSQL's {@code NOTIFY}, which the database
@@ -141,6 +146,12 @@ public final class JdbcOutboxTransactions {
             result = work.run(outbox);
             outbox.open = false;
             buckets = outbox.buckets();
+            if (abortedOnPostgres(connection)) {
+                // PostgreSQL turns COMMIT of an aborted transaction into a rollback without an error (pgjdbc's
+                // default): the work swallowed a failed statement. Nothing was committed; say so, notify nothing.
+                throw new SQLException("the transaction was aborted by an earlier failed statement (PostgreSQL "
+                        + "would roll it back on commit); rolled back, nothing notified", "25P02");
+            }
             sentInTransaction = buckets.length > 0 && notifier.beforeCommit(connection, buckets);
             connection.commit();
         } catch (Throwable e) {
@@ -171,6 +182,24 @@ public final class JdbcOutboxTransactions {
      */
     public void run(Connection connection, Work<?> work) throws Exception {
         call(connection, work);
+    }
+
+    /**
+     * Whether the connection is a pgjdbc connection whose transaction is aborted, read from the
+     * driver's own state (no round trip); false for any other driver or if the state is unreadable.
+     */
+    private static boolean abortedOnPostgres(Connection connection) {
+        try {
+            Class<?> base = Class.forName("org.postgresql.core.BaseConnection", false,
+                    connection.getClass().getClassLoader());
+            if (!connection.isWrapperFor(base)) {
+                return false;
+            }
+            Object state = base.getMethod("getTransactionState").invoke(connection.unwrap(base));
+            return state != null && state.toString().equals("FAILED");
+        } catch (ReflectiveOperationException | SQLException | LinkageError | RuntimeException e) {
+            return false;
+        }
     }
 
     private static void rollback(Connection connection, Throwable cause) {
