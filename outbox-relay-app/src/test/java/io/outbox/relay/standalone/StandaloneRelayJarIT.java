@@ -319,6 +319,52 @@ class StandaloneRelayJarIT {
         assertThat(check.out()).doesNotContain("configuration is valid");
     }
 
+    /**
+     * N5 through the jar: with notify.transport=postgres (url and user taken from the store), a
+     * commit's NOTIFY wakes the relay process long before its one-minute poll.
+     */
+    @Test
+    void n5_aPostgresNotifyWakesTheRelayProcessLongBeforeItsPoll() throws Exception {
+        String topic = "notify-" + prefix.substring(0, prefix.length() - 1);
+        broker.createTopic(topic, 8);
+        String channel = prefix + "hints";
+        String relayId = "notified-" + prefix;
+        RelayProcess relay = start(environment(relayId), "--config", configFile("relay.poll.interval.ms=60000",
+                "notify.transport=postgres", "notify.postgres.channel=" + channel).toString());
+        String leases = "SELECT count(*) FROM \"" + prefix + "leases\" WHERE owner = ?";
+        await().atMost(WAIT).until(() -> count(leases, relayId) == 8
+                && relay.err().contains("listening for notifications channel=" + channel));
+        Thread.sleep(1_000); // the discovery of the gained buckets is over; the next poll is a minute away
+
+        try (io.outbox.notify.postgres.PostgresNotificationTransport transport =
+                     new io.outbox.notify.postgres.PostgresNotificationTransport(
+                             io.outbox.notify.postgres.PostgresTransportSettings.builder(POSTGRES_URL)
+                                     .credentials(POSTGRES_USER, POSTGRES_PASSWORD).channel(channel).build());
+             io.outbox.relay.OutboxNotifier notifier = io.outbox.relay.OutboxNotifier.builder().transport(transport)
+                     .build();
+             Connection c = dataSource.getConnection()) {
+            OutboxMessage m = message(topic, "notified", 8);
+            long committed = System.nanoTime();
+            io.outbox.store.jdbc.JdbcOutboxTransactions.of(store().writer(), notifier).run(c, outbox -> {
+                outbox.enqueue(m);
+                return null;
+            });
+            assertThat(messageIds(topic, 1)).as("stderr:\n%s", relay.err()).containsExactly(m.messageId().toString());
+            assertThat(Duration.ofNanos(System.nanoTime() - committed)).as("woken by the NOTIFY, not the poll")
+                    .isLessThan(Duration.ofSeconds(30));
+        }
+        assertThat(relay.err()).contains("notify.transport=postgres", "notify.postgres.url=" + POSTGRES_URL,
+                "notify.postgres.url <- the store's setting of that name");
+    }
+
+    @Test
+    void n4_anUnknownNotifySettingExitsWithCodeThreeNamingIt() throws Exception {
+        RelayProcess relay = start(environment("bad-notify-" + prefix), "--config",
+                configFile("notify.transport=redis", "notify.redis.url=redis://x").toString(), "--check");
+        assertThat(relay.exitCode()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(relay.err()).contains("notify.redis.url", "notify.redis.uri");
+    }
+
     @Test
     void aMissingRequiredStoreSettingExitsWithCodeThreeNamingIt() throws Exception {
         Path file = configFile();
