@@ -27,7 +27,7 @@ class OutboxNotifierTest {
     static final KafkaBroker KAFKA = new KafkaBroker();
 
     private static final int BUCKETS = 4;
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(Clock.systemUTC());
+    private final InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
     private final TestStore.Renewing store = new TestStore.Renewing(memory);
     private KafkaOutboxPublisher publisher;
     private OutboxRelay relay;

@@ -43,7 +43,7 @@ class JdbcOutboxTransactionsTest {
         database.requireReachable();
         prefix = TestDatabase.uniquePrefix();
         database.createTables(prefix);
-        writer = JdbcOutboxWriter.create(JdbcOutboxTables.withPrefix(prefix), JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES);
+        writer = new JdbcOutboxWriter(JdbcOutboxTables.withPrefix(prefix), JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES, null);
     }
 
     @AfterEach

@@ -15,7 +15,7 @@ import java.util.function.Function;
  * the transaction has committed (rule N1).
  *
  * <pre>{@code
- * MongoOutboxTransactions tx = MongoOutboxTransactions.of(store, notifier);
+ * MongoOutboxTransactions tx = MongoOutboxTransactions.of(store.writer(), notifier);
  * try (ClientSession session = client.startSession()) {
  *     tx.run(session, outbox -> {
  *         orders.insertOne(session, order);                       // the business write
@@ -36,23 +36,23 @@ public final class MongoOutboxTransactions {
     /** Enqueues messages inside the running transaction and remembers their buckets. */
     public static final class Outbox {
 
-        private final MongoOutboxStore store;
+        private final MongoOutboxWriter writer;
         private final ClientSession session;
         private final List<Integer> buckets = new ArrayList<>();
 
-        private Outbox(MongoOutboxStore store, ClientSession session) {
-            this.store = store;
+        private Outbox(MongoOutboxWriter writer, ClientSession session) {
+            this.writer = writer;
             this.session = session;
         }
 
         /**
-         * Writes messages in the transaction ({@link MongoOutboxStore#enqueue(ClientSession, List)}).
+         * Writes messages in the transaction ({@link MongoOutboxWriter#enqueue(ClientSession, List)}).
          *
          * @param messages in enqueue order; not null, no null element
          * @throws com.mongodb.MongoException on a database error; let it propagate
          */
         public void enqueue(List<? extends OutboxMessage> messages) {
-            store.enqueue(session, messages);
+            writer.enqueue(session, messages);
             messages.forEach(m -> buckets.add(m.bucket()));
         }
 
@@ -66,30 +66,30 @@ public final class MongoOutboxTransactions {
         }
     }
 
-    private final MongoOutboxStore store;
+    private final MongoOutboxWriter writer;
     private final OutboxCommitNotifier notifier;
 
-    private MongoOutboxTransactions(MongoOutboxStore store, OutboxCommitNotifier notifier) {
-        this.store = Objects.requireNonNull(store, "store must not be null");
+    private MongoOutboxTransactions(MongoOutboxWriter writer, OutboxCommitNotifier notifier) {
+        this.writer = Objects.requireNonNull(writer, "writer must not be null");
         this.notifier = Objects.requireNonNull(notifier, "notifier must not be null");
     }
 
     /**
-     * A helper writing into this store and notifying this notifier.
+     * A helper writing with this writer and notifying this notifier.
      *
-     * @param store not null
+     * @param writer the store's writer ({@link MongoOutboxStore#writer()}); not null
      * @param notifier not null; {@link OutboxCommitNotifier#NONE} for none
      * @return the helper
      */
-    public static MongoOutboxTransactions of(MongoOutboxStore store, OutboxCommitNotifier notifier) {
-        return new MongoOutboxTransactions(store, notifier);
+    public static MongoOutboxTransactions of(MongoOutboxWriter writer, OutboxCommitNotifier notifier) {
+        return new MongoOutboxTransactions(writer, notifier);
     }
 
     /**
      * Runs the body in {@code session.withTransaction} with the session's default options, then
      * notifies the buckets the last run of the body enqueued.
      *
-     * @param session a session of the store's client, without an active transaction; not null
+     * @param session a session of the writer's client, without an active transaction; not null
      * @param body the transaction's body; not null; may run more than once
      * @param <T> what it returns
      * @return the body's result of the committed run
@@ -102,7 +102,7 @@ public final class MongoOutboxTransactions {
     /**
      * Runs the body in {@code session.withTransaction(body, options)}, then notifies.
      *
-     * @param session a session of the store's client, without an active transaction; not null
+     * @param session a session of the writer's client, without an active transaction; not null
      * @param body the transaction's body; not null; may run more than once
      * @param options the transaction options; not null
      * @param <T> what it returns
@@ -115,7 +115,7 @@ public final class MongoOutboxTransactions {
         Objects.requireNonNull(options, "options must not be null");
         Outbox[] last = new Outbox[1];
         T result = session.withTransaction(() -> {
-            Outbox outbox = new Outbox(store, session); // a retried body starts with no buckets
+            Outbox outbox = new Outbox(writer, session); // a retried body starts with no buckets
             last[0] = outbox;
             return body.apply(outbox);
         }, options);

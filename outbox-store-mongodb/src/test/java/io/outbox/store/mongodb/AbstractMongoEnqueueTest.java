@@ -263,7 +263,7 @@ abstract class AbstractMongoEnqueueTest {
                 + " pending=" + pending());
         java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
         try (ClientSession session = client().startSession()) {
-            String result = MongoOutboxTransactions.of(store, notifier).run(session, outbox -> {
+            String result = MongoOutboxTransactions.of(store.writer(), notifier).run(session, outbox -> {
                 if (runs.incrementAndGet() == 1) {
                     outbox.enqueue(message(5, "first run, aborted by a transient error"));
                     com.mongodb.MongoException transientError = new com.mongodb.MongoException(112, "write conflict");
@@ -286,7 +286,7 @@ abstract class AbstractMongoEnqueueTest {
     void N1_aBodyThatThrowsAbortsAndNotifiesNothing() {
         java.util.List<int[]> events = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (ClientSession session = client().startSession()) {
-            assertThatThrownBy(() -> MongoOutboxTransactions.of(store, events::add).run(session, outbox -> {
+            assertThatThrownBy(() -> MongoOutboxTransactions.of(store.writer(), events::add).run(session, outbox -> {
                 outbox.enqueue(message(1, "never"));
                 throw new IllegalStateException("business rule broken");
             })).hasMessage("business rule broken");
