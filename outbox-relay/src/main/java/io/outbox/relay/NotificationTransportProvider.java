@@ -25,6 +25,16 @@ public interface NotificationTransportProvider {
     Map<String, String> settings();
 
     /**
+     * Checks settings without connecting to anything or starting threads, as a standalone relay's
+     * {@code --check} does. The default accepts everything {@link #create(Map)} would.
+     *
+     * @param settings the settings, without prefix; not null
+     * @throws io.outbox.spi.OutboxMisconfigurationException naming an unknown or invalid setting
+     */
+    default void validate(Map<String, String> settings) {
+    }
+
+    /**
      * Creates a transport. It connects lazily or in the background: an unreachable server is no
      * error here (N4), only a setting that can never work is.
      *

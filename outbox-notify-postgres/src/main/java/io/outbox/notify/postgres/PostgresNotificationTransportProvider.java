@@ -27,6 +27,11 @@ public final class PostgresNotificationTransportProvider implements Notification
     }
 
     @Override
+    public void validate(Map<String, String> settings) {
+        PostgresTransportSettings.fromMap(settings);
+    }
+
+    @Override
     public NotificationTransport create(Map<String, String> settings) {
         return new PostgresNotificationTransport(PostgresTransportSettings.fromMap(settings));
     }

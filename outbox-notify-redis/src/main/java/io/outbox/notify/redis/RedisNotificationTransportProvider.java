@@ -27,6 +27,11 @@ public final class RedisNotificationTransportProvider implements NotificationTra
     }
 
     @Override
+    public void validate(Map<String, String> settings) {
+        RedisTransportSettings.fromMap(settings);
+    }
+
+    @Override
     public NotificationTransport create(Map<String, String> settings) {
         return new RedisNotificationTransport(RedisTransportSettings.fromMap(settings));
     }

@@ -208,4 +208,22 @@ class RedisNotificationTransportTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> heard.size() == 1);
         assertThat(heard.get(0)).containsExactly(4, 5);
     }
+
+    @Test
+    void n4_aTransportStartedWhileRedisIsDownSubscribesOnceRedisIsUp() throws Exception {
+        redis.stop();
+        List<int[]> heard = new CopyOnWriteArrayList<>();
+        RedisNotificationTransport late = transport();
+        late.listen(heard::add);
+        Thread.sleep(1_000);
+        assertThat(late.isListening()).isFalse();
+        redis.start();
+        await().atMost(Duration.ofSeconds(20)).until(late::isListening);
+        RedisNotificationTransport sender = transport();
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+            sender.publish(new int[] {3});
+            return !heard.isEmpty();
+        });
+        assertThat(heard.get(0)).containsExactly(3);
+    }
 }

@@ -363,6 +363,11 @@ class StandaloneRelayJarIT {
                 configFile("notify.transport=redis", "notify.redis.url=redis://x").toString(), "--check");
         assertThat(relay.exitCode()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
         assertThat(relay.err()).contains("notify.redis.url", "notify.redis.uri");
+
+        RelayProcess badValue = start(environment("bad-channel-" + prefix), "--config",
+                configFile("notify.transport=postgres", "notify.postgres.channel=no-dashes").toString(), "--check");
+        assertThat(badValue.exitCode()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(badValue.err()).contains("notify.postgres.*", "no-dashes");
     }
 
     @Test

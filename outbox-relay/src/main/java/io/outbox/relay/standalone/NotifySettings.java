@@ -135,6 +135,22 @@ final class NotifySettings {
     }
 
     /**
+     * Checks the transport's setting values without connecting ({@code --check}).
+     *
+     * @throws OutboxMisconfigurationException naming a bad value
+     */
+    void validate() {
+        if (transport != null) {
+            try {
+                NotificationTransports.provider(transport).validate(settings);
+            } catch (OutboxMisconfigurationException e) {
+                throw new OutboxMisconfigurationException("notification settings (" + PREFIX + transport + ".*): "
+                        + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
      * Opens the transport and a notifier that wakes the relay with what it hears.
      *
      * @param relay the running relay; not null

@@ -345,6 +345,7 @@ final class RelayConfiguration {
             throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
         }
         requireKafkaValuesOfTheirType();
+        notifySettings.validate();
         Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
         producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
         Map<String, Object> effective = KafkaOutboxPublisher.effectiveConfig(producer);
