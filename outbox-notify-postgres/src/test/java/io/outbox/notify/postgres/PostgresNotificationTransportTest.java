@@ -70,7 +70,7 @@ class PostgresNotificationTransportTest {
 
     private static RelayOptions slowPolling(String id) {
         return RelayOptions.builder().relayId(id).bucketCount(NotifyFixture.BUCKETS)
-                .pollInterval(Duration.ofMinutes(1)).leaseDuration(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMinutes(1)).leaseDuration(Duration.ofSeconds(15))
                 .leaseRenewInterval(Duration.ofMillis(300)).build();
     }
 
@@ -133,7 +133,7 @@ class PostgresNotificationTransportTest {
         OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
         Thread.sleep(500);
         List<UUID> ids = new ArrayList<>(write(writer, 1));
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.consumed.keySet().containsAll(ids));
 
         int killed;
         try (Connection c = fixture.connection();
@@ -150,7 +150,7 @@ class PostgresNotificationTransportTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> relaySide.reconnects() == 1);
         List<UUID> after = write(writer, 4, 6);
         ids.addAll(after);
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.consumed.keySet().containsAll(ids));
         assertThat(fixture.duplicates.get()).isZero();
     }
 
@@ -205,7 +205,7 @@ class PostgresNotificationTransportTest {
             sender.publish(new int[] {-1});
             sender.publish(new int[] {6});
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(ids));
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.consumed.keySet().containsAll(ids));
         Thread.sleep(500);
         assertThat(fixture.duplicates.get()).as("repeated hints publish nothing twice").isZero();
         assertThat(fixture.consumed).hasSize(ids.size());
