@@ -6,10 +6,13 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +65,23 @@ import org.slf4j.LoggerFactory;
  * acknowledges nothing, and all three rows stay in the store. The relay classifies the error
  * ({@link FailureKind}, R12) and then sends row 1 alone until it succeeds or is dead-lettered, so
  * rows 2 and 3 are sent at most once more.
+ * In the transactional mode the transaction of rows 2 and 3 is aborted: read_committed consumers
+ * never see them before row 1.
+ *
+ * <p>Transactional mode (rules K5-K7, opt-in): with {@code transactions=true} and
+ * {@code transactional.id.prefix} among the settings (standalone relay:
+ * {@code kafka.transactions}, {@code kafka.transactional.id.prefix}), or built with
+ * {@link #transactional}, the publisher keeps one producer per bucket its relay owns, with
+ * {@code transactional.id} {@code <prefix>-<bucket>}. It creates it when the relay reports the
+ * bucket acquired ({@link #bucketsAcquired}); its {@code initTransactions()} fences every older
+ * producer of the bucket, so a relay that lost the lease but still publishes gets
+ * {@link BucketFencedException} instead of landing its batch. It closes it when the bucket is
+ * released. Each batch is one transaction: a failed send aborts it and the result acknowledges
+ * nothing; a commit acknowledges the whole batch. {@link #publish} then blocks its caller (a relay
+ * store thread) until the commit or abort. A consumer with {@code isolation.level=read_committed}
+ * then sees each key's first deliveries in enqueue order across partial failures and takeovers,
+ * with repeats only as whole batches. One relay per transactional publisher; at most
+ * {@link KafkaTransactions#maxBuckets()} buckets.
  *
  * <p>Ownership: a publisher built from settings creates its own {@link KafkaProducer} (at
  * construction, or at the first publish when the bootstrap servers cannot be resolved yet) and
@@ -81,6 +101,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     private final long maxBlockNanos;
     private final Map<String, MetadataFailure> metadataFailures = new ConcurrentHashMap<>();
     private final Object producerLock = new Object();
+    /** The transactional mode (K5-K7); null in the default mode. */
+    private final TransactionalPublishing transactional;
     private Producer<byte[], byte[]> producer;
     private boolean closed;
 
@@ -104,14 +126,49 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
      * @throws OutboxMisconfigurationException if a setting is invalid, naming it
      */
     public KafkaOutboxPublisher(Map<String, ?> producerConfig, String messageIdHeader) {
-        ProducerSettings settings = ProducerSettings.enforce(producerConfig);
+        this(producerConfig, messageIdHeader, KafkaTransactions.fromProducerConfig(producerConfig).orElse(null),
+                KafkaProducer::new);
+    }
+
+    /**
+     * Creates a publisher in the transactional mode (rules K5-K7), whatever the
+     * {@value KafkaTransactions#TRANSACTIONS_CONFIG} key of {@code producerConfig} says.
+     *
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null;
+     *     without {@code transactional.id}
+     * @param messageIdHeader the header for the message id; not blank
+     * @param transactions the transactional.id prefix and bucket bound; not null
+     * @return the publisher; give each relay its own
+     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     */
+    public static KafkaOutboxPublisher transactional(Map<String, ?> producerConfig, String messageIdHeader,
+                                                     KafkaTransactions transactions) {
+        Objects.requireNonNull(transactions, "transactions must not be null");
+        Map<String, Object> config = KafkaTransactions.withoutOwnKeys(producerConfig);
+        KafkaTransactions.refuseTransactionalId(config);
+        return new KafkaOutboxPublisher(config, messageIdHeader, transactions, KafkaProducer::new);
+    }
+
+    /** Package-private for tests, which wrap the producers (to pause a send, for one). */
+    KafkaOutboxPublisher(Map<String, ?> producerConfig, String messageIdHeader, KafkaTransactions transactions,
+                         TransactionalPublishing.ProducerFactory factory) {
+        ProducerSettings settings = ProducerSettings.enforce(KafkaTransactions.withoutOwnKeys(producerConfig));
         settings.overrides().forEach(o -> LOG.warn("Kafka producer setting overridden: {} (rule K1)", o));
         this.producerConfig = settings.config();
         this.messageIdHeader = requireHeader(messageIdHeader);
         this.ownsProducer = true;
         this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMillis(this.producerConfig));
+        if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
+            validate(this.producerConfig);
+            this.transactional = new TransactionalPublishing(this.producerConfig, transactions, factory, this::record,
+                    this::awaitMetadata);
+            LOG.info("Kafka outbox publisher in transactional mode transactionalIdPrefix={} maxBuckets={}",
+                    transactions.transactionalIdPrefix(), transactions.maxBuckets());
+            return;
+        }
+        this.transactional = null;
         try {
-            this.producer = new KafkaProducer<>(this.producerConfig);
+            this.producer = factory.create(this.producerConfig);
         } catch (KafkaException e) {
             validate(this.producerConfig);
             LOG.warn("Kafka producer not created yet, retrying at the first publish: {}", e.toString());
@@ -154,6 +211,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         this.messageIdHeader = requireHeader(messageIdHeader);
         this.ownsProducer = false;
         this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
+        this.transactional = null;
     }
 
     /**
@@ -164,7 +222,52 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
      * @return the effective settings; immutable
      */
     public static Map<String, Object> effectiveConfig(Map<String, ?> producerConfig) {
-        return ProducerSettings.enforce(producerConfig).config();
+        Optional<KafkaTransactions> transactions = KafkaTransactions.fromProducerConfig(producerConfig);
+        Map<String, Object> config = ProducerSettings.enforce(KafkaTransactions.withoutOwnKeys(producerConfig)).config();
+        if (transactions.isEmpty()) {
+            return config;
+        }
+        Map<String, Object> withId = new LinkedHashMap<>(config);
+        withId.put("transactional.id", transactions.get().transactionalIdPrefix() + "-<bucket>");
+        return Map.copyOf(withId);
+    }
+
+    /**
+     * Whether this publisher runs in the transactional mode (rules K5-K7).
+     *
+     * @return true when each owned bucket has its own transactional producer
+     */
+    public boolean isTransactional() {
+        return transactional != null;
+    }
+
+    // ---- transactional mode (K5-K7): the relay's bucket hooks reach the per-bucket producers ----
+
+    /**
+     * In the transactional mode, refuses a relay of more buckets than
+     * {@link KafkaTransactions#maxBuckets()}, or a second relay; otherwise does nothing.
+     */
+    @Override
+    public void checkBucketCount(int bucketCount) {
+        if (transactional != null) {
+            transactional.checkBucketCount(bucketCount);
+        }
+    }
+
+    /** In the transactional mode, creates and initializes each bucket's producer (K5). */
+    @Override
+    public void bucketsAcquired(Set<Integer> buckets) {
+        if (transactional != null) {
+            transactional.acquired(buckets);
+        }
+    }
+
+    /** In the transactional mode, closes each bucket's producer, after its transaction in flight. */
+    @Override
+    public void bucketsReleased(Set<Integer> buckets) {
+        if (transactional != null) {
+            transactional.released(buckets);
+        }
     }
 
     /**
@@ -179,6 +282,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     @Override
     public CompletableFuture<PublishResult> publish(List<OutboxMessage> batch) {
         Objects.requireNonNull(batch, "batch must not be null");
+        if (transactional != null) {
+            return transactional.publish(batch); // K6: one batch, one transaction
+        }
         Producer<byte[], byte[]> p;
         Map<String, Integer> partitionCounts;
         try {
@@ -289,6 +395,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
      */
     public void close(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout must not be null");
+        if (transactional != null) {
+            transactional.close(timeout);
+        }
         Producer<byte[], byte[]> toClose;
         synchronized (producerLock) {
             if (closed) {

@@ -70,6 +70,13 @@ final class LeaseTable {
         return lost;
     }
 
+    /** Forgets one bucket's lease (K6: fenced by a newer owner) and makes the next acquisition due at once. */
+    synchronized void drop(int bucket) {
+        held.remove(bucket);
+        forced = true;
+        generation++;
+    }
+
     /** Forgets every lease (R3) and makes the next acquisition due at once. */
     synchronized void clear() {
         held.clear();

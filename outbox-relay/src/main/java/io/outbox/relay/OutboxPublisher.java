@@ -2,6 +2,7 @@ package io.outbox.relay;
 
 import io.outbox.OutboxMessage;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -42,6 +43,43 @@ public interface OutboxPublisher extends AutoCloseable {
      * @return a future of the result; completes when no record of the batch is in flight any more
      */
     CompletableFuture<PublishResult> publish(List<OutboxMessage> batch);
+
+    // ---- bucket ownership hooks (rules K5, K6); the defaults do nothing ----
+
+    /**
+     * Checks, when a relay is built on this publisher, that it can serve a relay of that many
+     * buckets; a relay may come to own every bucket once its peers are gone. The default accepts
+     * any count.
+     *
+     * @param bucketCount the relay's {@link RelayOptions#bucketCount()}, {@code >= 1}
+     * @throws io.outbox.spi.OutboxMisconfigurationException if this publisher cannot serve that
+     *     many buckets, naming the bound and the option that sets it
+     */
+    default void checkBucketCount(int bucketCount) {
+    }
+
+    /**
+     * Called by the relay after it acquired leases on these buckets and before it publishes any of
+     * them. A publisher that fences by bucket (the transactional mode of
+     * {@link KafkaOutboxPublisher}, rule K5) takes over the buckets' broker-side identity here.
+     * Called from the relay's publishing thread; may block briefly; must not throw (a failure to
+     * prepare a bucket should surface from the bucket's next {@link #publish}).
+     *
+     * @param buckets the buckets gained, not empty, not modified
+     */
+    default void bucketsAcquired(Set<Integer> buckets) {
+    }
+
+    /**
+     * Called by the relay after it gave up or lost the leases on these buckets; it publishes none
+     * of them again unless it reports them acquired again. A publish of such a bucket may still
+     * be in flight (rule R9); the publisher lets it end. Called from the publishing or the renewal
+     * thread; must not throw.
+     *
+     * @param buckets the buckets released or lost, not empty, not modified
+     */
+    default void bucketsReleased(Set<Integer> buckets) {
+    }
 
     /** Releases the publisher's resources; the default does nothing. */
     @Override

@@ -103,7 +103,8 @@ public final class OutboxRelay implements AutoCloseable {
      * @param publisher how they are sent; not null; not owned by the relay
      * @param options the settings; not null
      * @throws OutboxMisconfigurationException if the store does not implement
-     *     {@link LeaseRenewal} and {@link RelayOptions#maxPublishDuration()} is not set (R5)
+     *     {@link LeaseRenewal} and {@link RelayOptions#maxPublishDuration()} is not set (R5), or the
+     *     publisher refuses the bucket count ({@link OutboxPublisher#checkBucketCount}, K5)
      */
     public OutboxRelay(OutboxStore store, OutboxPublisher publisher, RelayOptions options) {
         this(builder(store, publisher).options(options));
@@ -116,6 +117,7 @@ public final class OutboxRelay implements AutoCloseable {
                     + " is required because the store " + b.store.getClass().getName() + " cannot renew leases "
                     + "during a publish (it does not implement LeaseRenewal, capability C1)");
         }
+        b.publisher.checkBucketCount(options.bucketCount()); // K5: a transactional publisher bounds it
         this.engine = new RelayEngine(b.store, b.publisher, options, b.clock, new Listeners(b.listeners));
     }
 
@@ -348,7 +350,8 @@ public final class OutboxRelay implements AutoCloseable {
          *
          * @return the relay
          * @throws OutboxMisconfigurationException if the store lacks {@link LeaseRenewal} and
-         *     {@link RelayOptions#maxPublishDuration()} is not set (R5)
+         *     {@link RelayOptions#maxPublishDuration()} is not set (R5), or the publisher refuses
+         *     the bucket count ({@link OutboxPublisher#checkBucketCount}, K5)
          */
         public OutboxRelay build() {
             if (options == null) {

@@ -563,6 +563,9 @@ final class RelayEngine {
                     leases.forceAcquire();
                 }
                 case LEASE_LOST -> {
+                    if (fencedOff(task)) {
+                        return;
+                    }
                     // R9: the lease ended during the publish; a new owner republishes, nothing is deleted here.
                     LOG.warn("lease lost while publishing; leaving the batch to the next owner relayId={} bucket={} "
                             + "count={} acknowledged={}", relayId, task.bucket, task.batch.size(),
@@ -571,7 +574,11 @@ final class RelayEngine {
                     retries.remove(task.bucket);
                     poison.forget(task.bucket);
                 }
-                case PUBLISHED -> published(task);
+                case PUBLISHED -> {
+                    if (!fencedOff(task)) {
+                        published(task);
+                    }
+                }
                 case FAILED -> fail(task.error);
             }
         } catch (RuntimeException e) {
@@ -770,8 +777,43 @@ final class RelayEngine {
         lost.removeAll(owned);
         announcedOwned = owned;
         LOG.info("owned buckets changed relayId={} buckets={} gained={} lost={}", relayId, owned, gained, lost);
+        tellPublisher(lost, gained);
         listener.onOwnedBucketsChanged(owned);
         return !gained.isEmpty();
+    }
+
+    /** K5: the publisher follows the leases (per-bucket producers in the transactional mode). */
+    private void tellPublisher(Set<Integer> lost, Set<Integer> gained) {
+        try {
+            if (!lost.isEmpty()) {
+                publisher.bucketsReleased(Set.copyOf(lost));
+            }
+            if (!gained.isEmpty()) {
+                publisher.bucketsAcquired(Set.copyOf(gained));
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("the publisher failed to follow a change of owned buckets relayId={} error={}", relayId,
+                    LogText.oneLine(e.toString()));
+        }
+    }
+
+    /**
+     * K6: the broker fenced the bucket's producer, so another relay holds it now. Nothing was
+     * deleted; the bucket is dropped at once, without a backoff, until the store grants it again.
+     */
+    private boolean fencedOff(Task task) {
+        if (task.result == null || !(task.result.firstError() instanceof BucketFencedException fenced)) {
+            return false;
+        }
+        int bucket = task.bucket;
+        LOG.warn("bucket fenced by a newer owner; dropping it, nothing deleted relayId={} bucket={} count={} error={}",
+                relayId, bucket, task.batch.size(), LogText.oneLine(fenced.getMessage()));
+        listener.onPublishFailed(bucket, 0, fenced);
+        ready.remove(bucket);
+        retries.remove(bucket);
+        leases.drop(bucket);
+        announce(leases.lastReported());
+        return true;
     }
 
     private List<Integer> checkBuckets(List<Integer> buckets, String call) {

@@ -20,8 +20,16 @@ final class TopicReader {
     }
 
     static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrapServers, String topic) {
+        return readAll(bootstrapServers, topic, "read_uncommitted");
+    }
+
+    /**
+     * Reads with the given {@code isolation.level}; with {@code read_committed} up to the last
+     * stable offset, so a transaction still open stops the read there.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrapServers, String topic, String isolation) {
         Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000, ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         try (KafkaConsumer<byte[], byte[]> consumer =
                      new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()

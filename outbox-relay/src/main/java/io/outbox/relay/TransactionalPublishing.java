@@ -1,0 +1,398 @@
+package io.outbox.relay;
+
+import io.outbox.OutboxMessage;
+import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transactional mode of {@link KafkaOutboxPublisher} (rules K5-K7): one producer per owned
+ * bucket, {@code transactional.id} {@code <prefix>-<bucket>}, created and initialized when the
+ * relay reports the bucket acquired ({@code initTransactions()} fences every older producer of the
+ * bucket and aborts its open transaction) and closed when the bucket is released or lost. Each
+ * batch is one transaction: begin, send all, commit; any failed send aborts it and the result
+ * acknowledges nothing. A fencing error becomes a {@link BucketFencedException}.
+ *
+ * <p>Thread-safe. The relay publishes one batch per bucket at a time; a release may come from
+ * another thread while a transaction is in flight, and the producer is then closed when that
+ * transaction ends.
+ */
+final class TransactionalPublishing {
+
+    /** Creates a producer from settings; {@link KafkaProducer} outside tests. */
+    interface ProducerFactory {
+        Producer<byte[], byte[]> create(Map<String, Object> config);
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+
+    private final Map<String, Object> baseConfig;
+    private final KafkaTransactions options;
+    private final ProducerFactory factory;
+    private final Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records;
+    private final BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata;
+    private final Map<Integer, BucketProducer> producers = new ConcurrentHashMap<>();
+    private final Object lifecycle = new Object();
+    private boolean relayAttached;
+    private volatile boolean closed;
+
+    TransactionalPublishing(Map<String, Object> baseConfig, KafkaTransactions options, ProducerFactory factory,
+                            Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records,
+                            BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata) {
+        this.baseConfig = Map.copyOf(baseConfig);
+        this.options = options;
+        this.factory = factory;
+        this.records = records;
+        this.metadata = metadata;
+    }
+
+    KafkaTransactions options() {
+        return options;
+    }
+
+    /** The settings of bucket {@code bucket}'s producer. */
+    Map<String, Object> producerConfig(int bucket) {
+        Map<String, Object> config = new LinkedHashMap<>(baseConfig);
+        String id = options.transactionalId(bucket);
+        config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id);
+        Object clientId = config.get(ProducerConfig.CLIENT_ID_CONFIG);
+        // One client.id per producer keeps their metrics apart.
+        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId == null ? "outbox-" + id : clientId + "-" + bucket);
+        return config;
+    }
+
+    /** K5 bound: one relay per publisher, at most {@link KafkaTransactions#maxBuckets()} buckets. */
+    void checkBucketCount(int bucketCount) {
+        if (bucketCount > options.maxBuckets()) {
+            throw new OutboxMisconfigurationException("relay option bucket.count=" + bucketCount + " is above "
+                    + KafkaTransactions.MAX_BUCKETS_CONFIG + "=" + options.maxBuckets() + ": in transactional mode a "
+                    + "relay may come to own every bucket and runs one Kafka producer (a thread and its connections) "
+                    + "per owned bucket; lower bucket.count or raise " + KafkaTransactions.MAX_BUCKETS_CONFIG);
+        }
+        synchronized (lifecycle) {
+            if (relayAttached) {
+                throw new OutboxMisconfigurationException("a transactional Kafka outbox publisher ("
+                        + KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG + "=" + options.transactionalIdPrefix()
+                        + ") serves one relay: its producers follow that relay's bucket leases; give each relay its "
+                        + "own publisher");
+            }
+            relayAttached = true;
+        }
+    }
+
+    /** K5: a producer per gained bucket, initialized now so older producers are fenced at once. */
+    void acquired(Set<Integer> buckets) {
+        for (int bucket : buckets) {
+            if (closed) {
+                return;
+            }
+            BucketProducer fresh = new BucketProducer(bucket, options.transactionalId(bucket));
+            BucketProducer old = producers.put(bucket, fresh);
+            if (old != null) {
+                old.release();
+            }
+            fresh.initEagerly();
+        }
+    }
+
+    void released(Set<Integer> buckets) {
+        for (int bucket : buckets) {
+            BucketProducer old = producers.remove(bucket);
+            if (old != null) {
+                old.release();
+            }
+        }
+    }
+
+    CompletableFuture<PublishResult> publish(List<OutboxMessage> batch) {
+        if (batch.isEmpty()) {
+            return CompletableFuture.completedFuture(PublishResult.success(0));
+        }
+        int bucket = batch.get(0).bucket();
+        for (OutboxMessage m : batch) {
+            if (m.bucket() != bucket) {
+                return CompletableFuture.completedFuture(PublishResult.failure(0, new IllegalArgumentException(
+                        "a transactional batch holds one bucket's messages, but message " + m.messageId()
+                                + " is of bucket " + m.bucket() + " and the first of bucket " + bucket)));
+            }
+        }
+        BucketProducer producer = producers.get(bucket);
+        if (closed) {
+            return CompletableFuture.completedFuture(PublishResult.failure(0,
+                    new IllegalStateException("the Kafka outbox publisher is closed")));
+        }
+        if (producer == null) {
+            return CompletableFuture.completedFuture(PublishResult.failure(0, new BucketFencedException(bucket,
+                    "bucket " + bucket + " has no transactional producer: the relay did not report acquiring it, or "
+                            + "released it", null)));
+        }
+        return CompletableFuture.completedFuture(producer.publish(batch));
+    }
+
+    void close(Duration timeout) {
+        closed = true;
+        for (BucketProducer p : List.copyOf(producers.values())) {
+            p.close(timeout);
+        }
+        producers.clear();
+    }
+
+    /** Whether the error, or one of its causes, says a newer producer of the id exists (K6). */
+    static boolean isFencing(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ProducerFencedException || t instanceof InvalidProducerEpochException
+                    || t instanceof BucketFencedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** An error no retry can fix: the broker cannot or may not run transactions for us. */
+    private static boolean isMisconfiguration(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof UnsupportedVersionException || t instanceof TransactionalIdAuthorizationException
+                    || t instanceof ClusterAuthorizationException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** One bucket's producer and its state. */
+    private final class BucketProducer {
+        private final int bucket;
+        private final String transactionalId;
+        /** Held for the whole of an initialization or a transaction, and to close. */
+        private final ReentrantLock work = new ReentrantLock();
+        private volatile boolean released;
+        /** Guarded by {@link #work}. */
+        private Producer<byte[], byte[]> producer;
+        private boolean initialized;
+        private boolean fenced;
+        private Throwable fencedBy;
+
+        BucketProducer(int bucket, String transactionalId) {
+            this.bucket = bucket;
+            this.transactionalId = transactionalId;
+        }
+
+        void initEagerly() {
+            work.lock();
+            try {
+                if (!released) {
+                    ensureInitialized();
+                }
+            } catch (RuntimeException e) {
+                // The bucket's first publish retries and reports it (R7: a broker that is down is not fatal).
+                LOG.warn("could not initialize the transactional producer yet; its first publish retries "
+                        + "transactionalId={} bucket={} error={}", transactionalId, bucket, LogText.oneLine(e.toString()));
+            } finally {
+                work.unlock();
+                closeIfReleased();
+            }
+        }
+
+        PublishResult publish(List<OutboxMessage> batch) {
+            work.lock();
+            try {
+                if (released || fenced) {
+                    return PublishResult.failure(0, fencedError(fencedBy));
+                }
+                return transaction(batch);
+            } finally {
+                work.unlock();
+                closeIfReleased();
+            }
+        }
+
+        /** Runs under {@link #work}. */
+        private PublishResult transaction(List<OutboxMessage> batch) {
+            Producer<byte[], byte[]> p;
+            Map<String, Integer> partitionCounts;
+            try {
+                p = ensureInitialized();
+                partitionCounts = metadata.apply(p, batch);
+            } catch (RuntimeException e) {
+                return PublishResult.failure(0, classify(e));
+            }
+            boolean open = false;
+            try {
+                p.beginTransaction();
+                open = true;
+                BatchOutcome outcome = new BatchOutcome(batch.size());
+                for (int i = 0; i < batch.size(); i++) {
+                    int index = i;
+                    OutboxMessage m = batch.get(i);
+                    Integer partitions = partitionCounts.get(m.topic());
+                    if (m.partition() != null && partitions != null && m.partition() >= partitions) {
+                        outcome.complete(index, new IllegalArgumentException("outbox message " + m.messageId()
+                                + " names partition " + m.partition() + " of topic '" + m.topic() + "', which has "
+                                + partitions + " partitions"));
+                        continue;
+                    }
+                    try {
+                        p.send(records.apply(m), (meta, error) -> outcome.complete(index, error));
+                    } catch (RuntimeException e) {
+                        outcome.complete(index, e);
+                    }
+                }
+                PublishResult sent = outcome.future().get();
+                if (sent.failed()) {
+                    Throwable first = sent.firstError();
+                    if (isFencing(first)) {
+                        open = false;
+                        return PublishResult.failure(0, fenced(first));
+                    }
+                    p.abortTransaction(); // K6: nothing of the batch becomes visible to read_committed consumers
+                    open = false;
+                    return PublishResult.failure(0, first);
+                }
+                p.commitTransaction();
+                open = false;
+                return PublishResult.success(batch.size());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                discard();
+                return PublishResult.failure(0, e);
+            } catch (ExecutionException | RuntimeException e) {
+                Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                if (open && !isFencing(cause)) {
+                    abortQuietly(p);
+                }
+                return PublishResult.failure(0, classify(cause));
+            }
+        }
+
+        /** Maps an error to what the relay should do with it, dropping the producer unless it can go on. */
+        private Throwable classify(Throwable e) {
+            if (isFencing(e)) {
+                return fenced(e);
+            }
+            if (isMisconfiguration(e)) {
+                discard();
+                return new OutboxMisconfigurationException("the Kafka transactional mode ("
+                        + KafkaTransactions.TRANSACTIONS_CONFIG + "=true) failed for transactional.id="
+                        + transactionalId + ": " + e + "; it needs a broker that supports transactions (Kafka 0.11 "
+                        + "or later, transaction.state.log settings the cluster can meet) and, with ACLs, WRITE and "
+                        + "DESCRIBE on the transactional ids " + options.transactionalIdPrefix() + "-*", e);
+            }
+            // A producer in an unknown state is replaced at the next publish; initTransactions
+            // completes or aborts whatever it left open.
+            discard();
+            return e;
+        }
+
+        private BucketFencedException fenced(Throwable cause) {
+            fenced = true;
+            fencedBy = cause;
+            discard();
+            return fencedError(cause);
+        }
+
+        private BucketFencedException fencedError(Throwable cause) {
+            return new BucketFencedException(bucket, "the producer of bucket " + bucket + " (transactional.id="
+                    + transactionalId + ") was " + (cause == null ? "released: the relay gave the bucket up"
+                    : "fenced: another relay initialized the bucket's transactional id, so this relay's lease is "
+                    + "lost"), cause);
+        }
+
+        /** Runs under {@link #work}: the producer, created and initialized if need be. */
+        private Producer<byte[], byte[]> ensureInitialized() {
+            if (producer == null) {
+                producer = factory.create(producerConfig(bucket));
+                initialized = false;
+            }
+            if (!initialized) {
+                long start = System.nanoTime();
+                try {
+                    producer.initTransactions(); // K5: fences older producers, aborts their open transaction
+                } catch (RuntimeException e) {
+                    discard();
+                    throw e;
+                }
+                initialized = true;
+                LOG.debug("transactional producer initialized transactionalId={} bucket={} took.ms={}", transactionalId,
+                        bucket, (System.nanoTime() - start) / 1_000_000);
+            }
+            return producer;
+        }
+
+        private void abortQuietly(Producer<byte[], byte[]> p) {
+            try {
+                p.abortTransaction();
+            } catch (RuntimeException e) {
+                LOG.debug("abort failed transactionalId={} error={}", transactionalId, e.toString());
+                if (isFencing(e)) {
+                    fenced(e);
+                } else {
+                    discard();
+                }
+            }
+        }
+
+        /** Runs under {@link #work}: closes the producer without waiting; nothing of it is needed any more. */
+        private void discard() {
+            Producer<byte[], byte[]> p = producer;
+            producer = null;
+            initialized = false;
+            if (p != null) {
+                try {
+                    p.close(Duration.ZERO);
+                } catch (RuntimeException e) {
+                    LOG.debug("closing a producer failed transactionalId={} error={}", transactionalId, e.toString());
+                }
+            }
+        }
+
+        void release() {
+            released = true;
+            closeIfReleased();
+        }
+
+        /** Closes once released, unless a transaction holds the producer; its end closes it then. */
+        private void closeIfReleased() {
+            if (released && work.tryLock()) {
+                try {
+                    discard();
+                } finally {
+                    work.unlock();
+                }
+            }
+        }
+
+        void close(Duration timeout) {
+            released = true;
+            work.lock();
+            try {
+                Producer<byte[], byte[]> p = producer;
+                producer = null;
+                if (p != null) {
+                    p.close(timeout);
+                }
+            } finally {
+                work.unlock();
+            }
+        }
+    }
+}
