@@ -3,6 +3,7 @@ package io.outbox.relay;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -45,6 +48,7 @@ final class TransactionalPublishing {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+    private static final int INIT_THREADS = 8;
 
     private final Map<String, Object> baseConfig;
     private final KafkaTransactions options;
@@ -100,18 +104,38 @@ final class TransactionalPublishing {
         }
     }
 
-    /** K5: a producer per gained bucket, initialized now so older producers are fenced at once. */
+    /**
+     * K5: a producer per gained bucket, initialized now so older producers are fenced at once.
+     * Initializations run in parallel (up to {@value #INIT_THREADS} at a time): each takes a few
+     * broker round trips plus {@code retry.backoff.ms} while the coordinator loads the id.
+     */
     void acquired(Set<Integer> buckets) {
+        List<BucketProducer> fresh = new ArrayList<>();
         for (int bucket : buckets) {
             if (closed) {
                 return;
             }
-            BucketProducer fresh = new BucketProducer(bucket, options.transactionalId(bucket));
-            BucketProducer old = producers.put(bucket, fresh);
+            BucketProducer p = new BucketProducer(bucket, options.transactionalId(bucket));
+            BucketProducer old = producers.put(bucket, p);
             if (old != null) {
                 old.release();
             }
-            fresh.initEagerly();
+            fresh.add(p);
+        }
+        if (fresh.size() == 1) {
+            fresh.get(0).initEagerly();
+            return;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(fresh.size(), INIT_THREADS), body -> {
+            Thread t = new Thread(body, "outbox-transactional-init");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            CompletableFuture.allOf(fresh.stream().map(p -> CompletableFuture.runAsync(p::initEagerly, pool))
+                    .toArray(CompletableFuture[]::new)).join();
+        } finally {
+            pool.shutdown();
         }
     }
 

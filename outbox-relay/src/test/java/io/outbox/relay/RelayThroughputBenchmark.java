@@ -21,9 +21,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Throughput of the relay (in-memory store, batchSize 500) against a plain KafkaProducer sending
- * the same records (1 KiB values, 1,000 keys, the same enforced producer settings) to the same
- * in-process broker, in one run. Prints numbers; asserts nothing. Excluded from the normal build;
+ * Throughput of the relay (in-memory store, batchSize 500), in the default mode and in the
+ * transactional mode (K5-K7: one transaction per batch, a producer per bucket), against a plain
+ * KafkaProducer sending the same records (1 KiB values, 1,000 keys, the same enforced producer
+ * settings) to the same in-process broker, in one run. Prints numbers; asserts nothing. Excluded from the normal build;
  * run it with
  *
  * <pre>
@@ -50,19 +51,26 @@ class RelayThroughputBenchmark {
             for (int run = 0; run <= RUNS; run++) { // run 0 warms up the JIT and the broker; not counted
                 String rawTopic = "bench-raw-" + run;
                 String relayTopic = "bench-relay-" + run;
+                String transactionalTopic = "bench-transactional-" + run;
                 broker.createTopic(rawTopic, BUCKETS);
                 broker.createTopic(relayTopic, BUCKETS);
+                broker.createTopic(transactionalTopic, BUCKETS);
                 double raw = plainProducer(config, messages(rawTopic));
-                double relay = relay(config, messages(relayTopic));
-                report(run == 0 ? "warm-up" : "run " + run, relay, raw);
+                double relay = relay(config, messages(relayTopic), null);
+                double transactional = relay(broker.adminConfig(), messages(transactionalTopic),
+                        KafkaTransactions.builder("bench-" + run).build());
+                report(run == 0 ? "warm-up" : "run " + run, relay, transactional, raw);
                 if (run > 0) {
-                    results.add(new double[] {relay, raw, relay / raw});
+                    results.add(new double[] {relay, raw, relay / raw, transactional, transactional / relay});
                 }
             }
-            report("median of " + RUNS + " runs", median(results, 0), median(results, 1));
+            report("median of " + RUNS + " runs", median(results, 0), median(results, 3), median(results, 1));
             System.err.printf("median ratio of the runs %.2f, lowest %.2f, highest %.2f%n", median(results, 2),
                     results.stream().mapToDouble(r -> r[2]).min().orElseThrow(),
                     results.stream().mapToDouble(r -> r[2]).max().orElseThrow());
+            System.err.printf("median ratio transactional/default %.2f, lowest %.2f, highest %.2f%n",
+                    median(results, 4), results.stream().mapToDouble(r -> r[4]).min().orElseThrow(),
+                    results.stream().mapToDouble(r -> r[4]).max().orElseThrow());
         }
     }
 
@@ -95,8 +103,12 @@ class RelayThroughputBenchmark {
         }
     }
 
-    /** Pre-filled store, drained by one relay with the default batch size of 500. */
-    private static double relay(Map<String, Object> config, List<OutboxMessage> messages) throws InterruptedException {
+    /**
+     * Pre-filled store, drained by one relay with the default batch size of 500; in the
+     * transactional mode when {@code transactions} is not null.
+     */
+    private static double relay(Map<String, Object> config, List<OutboxMessage> messages,
+                                KafkaTransactions transactions) throws InterruptedException {
         InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         store.enqueue(messages);
         CountDownLatch drained = new CountDownLatch(messages.size());
@@ -109,8 +121,10 @@ class RelayThroughputBenchmark {
             }
         };
         RelayOptions options = RelayOptions.builder().relayId("benchmark").bucketCount(BUCKETS).batchSize(500).build();
-        try (Producer<byte[], byte[]> producer = new KafkaProducer<>(config);
-             KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, options.messageIdHeader());
+        try (Producer<byte[], byte[]> producer = new KafkaProducer<>(KafkaOutboxPublisher.effectiveConfig(config));
+             KafkaOutboxPublisher publisher = transactions == null
+                     ? new KafkaOutboxPublisher(producer, options.messageIdHeader())
+                     : KafkaOutboxPublisher.transactional(config, options.messageIdHeader(), transactions);
              OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options).listener(counter).build()) {
             producer.partitionsFor(messages.get(0).topic());
             long start = System.nanoTime();
@@ -131,8 +145,9 @@ class RelayThroughputBenchmark {
         return values[values.length / 2];
     }
 
-    private static void report(String label, double relay, double raw) {
-        System.err.printf("%s: %,d messages of %d B: relay %,.0f msg/s, plain producer %,.0f msg/s, ratio %.2f%n",
-                label, MESSAGES, VALUE_BYTES, relay, raw, relay / raw);
+    private static void report(String label, double relay, double transactional, double raw) {
+        System.err.printf("%s: %,d messages of %d B: relay %,.0f msg/s, transactional relay %,.0f msg/s, plain "
+                + "producer %,.0f msg/s, ratio %.2f, transactional/default %.2f, transactional/plain %.2f%n", label,
+                MESSAGES, VALUE_BYTES, relay, transactional, raw, relay / raw, transactional / relay, transactional / raw);
     }
 }
