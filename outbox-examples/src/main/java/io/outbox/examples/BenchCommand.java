@@ -18,7 +18,9 @@ import picocli.CommandLine.Spec;
                     + "Kafka (from their start until every message is acknowledged and deleted), and in the same "
                     + "run times a plain KafkaProducer with the relays' producer settings (acks=all, idempotence, "
                     + "same linger.ms and batch.size) sending the same records and flushing. Prints both rates "
-                    + "and their ratio, per run and the median, after a warm-up round that is not counted."},
+                    + "and their ratio, per run and the median, after a warm-up round that is not counted. With "
+                    + "--transactions every round also times the relays in the transactional mode on the same "
+                    + "messages and prints that rate beside the default mode's."},
         exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
             "0:the benchmark ran to its end", OutboxExamples.EXIT_CODES_2,
             "3:the benchmark failed (a server unreachable, a write or a relay failing)",
@@ -95,7 +97,8 @@ final class BenchCommand implements Callable<Integer> {
                     + DurationConverter.format(timeout));
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
-                load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress);
+                load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress,
+                load.transactions);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();

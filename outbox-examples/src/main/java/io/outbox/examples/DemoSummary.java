@@ -43,6 +43,9 @@ record DemoSummary(String runId, String store, String kafka, String topic, int p
                 settings.rate() > 0 ? String.format(Locale.ROOT, " at %,d/s", settings.rate()) : "",
                 settings.customers(), settings.writers(), settings.relays(), settings.buckets(), settings.batchSize(),
                 settings.seed()));
+        row(out, "mode", settings.transactions()
+                ? "Kafka transactions (a transaction per batch), checker reads read_committed"
+                : "default (idempotent producer), checker reads read_uncommitted");
         out.append('\n');
         count(out, "enqueued", result.enqueued(), "orders committed, each with its message");
         count(out, "delivered", result.delivered(), "records read, repeats included");

@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.relay.KafkaTransactions;
 import io.outbox.relay.RelayOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -15,6 +16,13 @@ final class LoadOptions {
             description = "Messages a relay publishes per bucket at once (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
+    @Option(names = "--transactions",
+            description = "Kafka transactions (rules K5-K7): each relay publishes every batch in one transaction, "
+                    + "with a producer per owned bucket whose transactional.id fences the bucket's previous owner. "
+                    + "run: the relays publish this way and the checker reads with isolation.level=read_committed; "
+                    + "bench: every round also times relays in this mode, beside the default mode.")
+    boolean transactions;
+
     @Option(names = "--no-progress", description = "No progress bar (there is none anyway without a terminal).")
     boolean noProgress;
 
@@ -29,5 +37,10 @@ final class LoadOptions {
     void check(CommandLine commandLine) {
         Checks.between(commandLine, "--buckets", buckets, 1, RelayOptions.MAX_BUCKET_COUNT);
         Checks.between(commandLine, "--batch-size", batchSize, 1, RelayOptions.MAX_BATCH_SIZE);
+        if (transactions && buckets > KafkaTransactions.DEFAULT_MAX_BUCKETS) {
+            throw new CommandLine.ParameterException(commandLine, "--buckets " + buckets + " is above "
+                    + KafkaTransactions.DEFAULT_MAX_BUCKETS + ", the bound of --transactions: a relay may own every "
+                    + "bucket and runs one Kafka producer per owned bucket");
+        }
     }
 }

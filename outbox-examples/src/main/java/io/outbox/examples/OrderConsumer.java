@@ -40,9 +40,19 @@ final class OrderConsumer implements AutoCloseable {
     /** Assigns the topic's partitions, seeks to their beginning and starts reading. */
     static OrderConsumer start(String bootstrapServers, String topic, String messageIdHeader,
                                DeliveryChecker checker) {
+        return start(bootstrapServers, topic, messageIdHeader, checker, false);
+    }
+
+    /**
+     * Starts the reader; with {@code readCommitted} it reads with
+     * {@code isolation.level=read_committed}, so it sees only committed transactions (K7).
+     */
+    static OrderConsumer start(String bootstrapServers, String topic, String messageIdHeader,
+                               DeliveryChecker checker, boolean readCommitted) {
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ConsumerConfig.CLIENT_ID_CONFIG, "outbox-demo-checker",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, readCommitted ? "read_committed" : "read_uncommitted",
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000), new ByteArrayDeserializer(), new ByteArrayDeserializer());

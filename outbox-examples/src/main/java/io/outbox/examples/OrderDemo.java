@@ -33,10 +33,20 @@ final class OrderDemo {
      * @param seed the seed of the order plan
      * @param rate orders per second in all, or 0 for as fast as the writers can
      * @param progress whether to show a progress bar
+     * @param transactions whether the relays publish in the transactional mode (K5-K7) and the
+     *     checker reads with {@code isolation.level=read_committed}
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int orders, int customers,
                     int writers, int relays, int buckets, int batchSize, Duration timeout, long seed, int rate,
-                    boolean progress) {
+                    boolean progress, boolean transactions) {
+
+        /** Settings of the default mode. */
+        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int orders, int customers,
+                 int writers, int relays, int buckets, int batchSize, Duration timeout, long seed, int rate,
+                 boolean progress) {
+            this(store, storeOptions, kafkaOptions, orders, customers, writers, relays, buckets, batchSize, timeout,
+                    seed, rate, progress, false);
+        }
     }
 
     private final Settings settings;
@@ -68,8 +78,9 @@ final class OrderDemo {
         String runId = RunIds.next();
         String topic = settings.kafkaOptions().topicOr("outbox-demo-" + runId);
         log.printf("run %s: %,d orders from %,d customers, %d writer(s), %d relay(s), %d buckets, batch size %d,"
-                        + " seed %d%n", runId, settings.orders(), settings.customers(), settings.writers(),
-                settings.relays(), settings.buckets(), settings.batchSize(), settings.seed());
+                        + " seed %d%s%n", runId, settings.orders(), settings.customers(), settings.writers(),
+                settings.relays(), settings.buckets(), settings.batchSize(), settings.seed(),
+                settings.transactions() ? ", Kafka transactions, read_committed checker" : "");
         log.flush();
         try (RunScope scope = RunScope.open(settings.store(), settings.storeOptions(), settings.kafkaOptions(), runId,
                 settings.writers(), log)) {
@@ -112,11 +123,11 @@ final class OrderDemo {
         DeliveryChecker checker = new DeliveryChecker(runId);
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
         try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, options.messageIdHeader(),
-                checker);
+                checker, settings.transactions());
              InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
                      topic, runId, options.messageIdHeader(), demoInbox);
              RelayFleet relays = RelayFleet.create(settings.relays(), "demo-" + runId, database::openRelayStore,
-                     kafka.bootstrapServers(), options)) {
+                     kafka.bootstrapServers(), options, settings.transactions() ? "outbox-demo-" + runId : null)) {
             relays.start();
             if (!relays.awaitBalanced(settings.buckets(), BALANCE_TIMEOUT)) {
                 log.println("note: the relays have not shared the buckets out yet; starting anyway");

@@ -57,10 +57,19 @@ final class RelayBench {
      * @param warmupMessages messages of the warm-up round; 0 for none
      * @param timeout how long the relays may take to drain one round
      * @param progress whether to show a progress bar
+     * @param transactions whether each round also times relays in the transactional mode (K5-K7)
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                     int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
-                    Duration timeout, boolean progress) {
+                    Duration timeout, boolean progress, boolean transactions) {
+
+        /** Settings without the transactional mode. */
+        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
+                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
+                 int warmupMessages, Duration timeout, boolean progress) {
+            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
+                    storeConcurrency, runs, warmupMessages, timeout, progress, false);
+        }
     }
 
     /**
@@ -76,11 +85,23 @@ final class RelayBench {
      *     overlap them
      * @param deleteShare the same for calls deleting published messages
      * @param otherShare the same for other store calls (leases, probes)
+     * @param transactional the relay rate in the transactional mode, on the same messages; NaN when
+     *     not timed
      */
     record Round(String label, int messages, double prefill, double relay, double plain, double fetchShare,
-                 double deleteShare, double otherShare) {
+                 double deleteShare, double otherShare, double transactional) {
         double ratio() {
             return relay / plain;
+        }
+
+        /** Transactional relay rate over the default mode's. */
+        double transactionalRatio() {
+            return transactional / relay;
+        }
+
+        /** Transactional relay rate over the plain producer's. */
+        double transactionalToPlain() {
+            return transactional / plain;
         }
     }
 
@@ -113,11 +134,20 @@ final class RelayBench {
                 String plainTopic = prefix + "-plain-" + round;
                 scope.createTopic(relayTopic, partitions);
                 scope.createTopic(plainTopic, partitions);
-                Round result = round(label, count, round, relayTopic, plainTopic, runId, scope.kafka(),
+                String transactionalTopic = prefix + "-transactional-" + round;
+                if (settings.transactions()) {
+                    scope.createTopic(transactionalTopic, partitions);
+                }
+                Round result = round(label, count, round, relayTopic, plainTopic, transactionalTopic, runId,
+                        scope.kafka(),
                         scope.database());
                 log.printf(Locale.ROOT, "%s: relay %,.0f msg/s, plain producer %,.0f msg/s, ratio %.2f"
                         + " (pre-fill %,.0f msg/s)%n", label, result.relay(), result.plain(), result.ratio(),
                         result.prefill());
+                if (settings.transactions()) {
+                    log.printf(Locale.ROOT, "%s: transactional relay %,.0f msg/s, %.2f of the default mode%n", label,
+                            result.transactional(), result.transactionalRatio());
+                }
                 log.flush();
                 rounds.add(result);
             }
@@ -126,14 +156,22 @@ final class RelayBench {
         }
     }
 
-    private Round round(String label, int count, int round, String relayTopic, String plainTopic, String runId,
-                        DemoKafka kafka, DemoDatabase database) throws Exception {
+    private Round round(String label, int count, int round, String relayTopic, String plainTopic,
+                        String transactionalTopic, String runId, DemoKafka kafka, DemoDatabase database)
+            throws Exception {
         List<OutboxMessage> messages = messages(count, relayTopic, round);
         double prefill = prefill(label, messages, database);
-        Drain relay = drain(label, count, round, runId, kafka, database);
+        Drain relay = drain(label, count, round, runId, kafka, database, null);
         double plain = plainProducer(messages, plainTopic, kafka.bootstrapServers());
+        double transactional = Double.NaN;
+        if (settings.transactions()) {
+            // The same messages again, to a topic of their own, drained by relays in the transactional mode.
+            prefill(label + " (transactional)", messages(count, transactionalTopic, round), database);
+            transactional = drain(label + " (transactional)", count, round, runId, kafka, database,
+                    "outbox-bench-" + runId + "-" + round).rate();
+        }
         return new Round(label, count, prefill, relay.rate(), plain, relay.share(TimedStore::fetchNanos),
-                relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos));
+                relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos), transactional);
     }
 
     private List<OutboxMessage> messages(int count, String topic, long seed) {
@@ -177,9 +215,12 @@ final class RelayBench {
         }
     }
 
-    /** Starts the relays on the pre-filled store and waits until they have published every message. */
-    private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database)
-            throws Exception {
+    /**
+     * Starts the relays on the pre-filled store and waits until they have published every message;
+     * in the transactional mode when {@code transactionalIdPrefix} is not null.
+     */
+    private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database,
+                        String transactionalIdPrefix) throws Exception {
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize(),
                 settings.storeConcurrency());
         List<TimedStore> stores = new ArrayList<>();
@@ -188,8 +229,9 @@ final class RelayBench {
             stores.add(store);
             return store;
         };
-        try (RelayFleet relays = RelayFleet.create(settings.relays(), "bench-" + runId + "-" + round, timedStores,
-                kafka.bootstrapServers(), options);
+        try (RelayFleet relays = RelayFleet.create(settings.relays(), "bench-" + runId + "-" + round
+                        + (transactionalIdPrefix == null ? "" : "-tx"), timedStores, kafka.bootstrapServers(), options,
+                transactionalIdPrefix);
              Progress progress = Progress.start(settings.progress(), label + " relay", count)) {
             long start = System.nanoTime();
             relays.start();
@@ -313,6 +355,22 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "%nrelay / plain producer: median ratio %.2f over %d run(s)"
                     + " (lowest %.2f, highest %.2f)%n", median(Round::ratio), counted.size(), ratios[0],
                     ratios[ratios.length - 1]));
+            if (s.transactions()) {
+                out.append(String.format(Locale.ROOT, "%n  %-10s %24s %20s %20s%n", "round",
+                        "transactional msg/s", "of the default mode", "of plain producer"));
+                for (Round r : rounds) {
+                    out.append(String.format(Locale.ROOT, "  %-10s %,24.0f %20.2f %20.2f%n", r.label(),
+                            r.transactional(), r.transactionalRatio(), r.transactionalToPlain()));
+                }
+                double[] tx = counted.stream().mapToDouble(Round::transactionalRatio).sorted().toArray();
+                out.append(String.format(Locale.ROOT, "  %-10s %,24.0f %20.2f %20.2f%n", "median",
+                        median(Round::transactional), median(Round::transactionalRatio),
+                        median(Round::transactionalToPlain)));
+                out.append(String.format(Locale.ROOT, "%ntransactional / default mode: median ratio %.2f over %d "
+                        + "run(s) (lowest %.2f, highest %.2f); transactional / plain producer: median ratio %.2f%n",
+                        median(Round::transactionalRatio), counted.size(), tx[0], tx[tx.length - 1],
+                        median(Round::transactionalToPlain)));
+            }
             out.append(String.format(Locale.ROOT, "store: on average %.2f reads and deletes in progress per relay "
                     + "(median), so its %d store threads were busy %.0f%% of the time; the rest of a bucket's "
                     + "time went to publishing and waiting for the broker%n",

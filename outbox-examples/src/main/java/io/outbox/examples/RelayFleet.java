@@ -1,6 +1,7 @@
 package io.outbox.examples;
 
 import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.KafkaTransactions;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayListener;
 import io.outbox.relay.RelayOptions;
@@ -69,6 +70,19 @@ final class RelayFleet implements AutoCloseable {
      */
     static RelayFleet create(int count, String idPrefix, Supplier<OutboxStore> stores, String bootstrapServers,
                             RelayOptions options) {
+        return create(count, idPrefix, stores, bootstrapServers, options, null);
+    }
+
+    /**
+     * Creates the relays as {@link #create(int, String, Supplier, String, RelayOptions)} does; with a
+     * {@code transactionalIdPrefix} their publishers run in the transactional mode (K5-K7), all
+     * with that prefix, so a bucket's producers fence each other whichever relay owns it.
+     *
+     * @param transactionalIdPrefix the prefix of the buckets' transactional ids, or null for the
+     *     default mode
+     */
+    static RelayFleet create(int count, String idPrefix, Supplier<OutboxStore> stores, String bootstrapServers,
+                            RelayOptions options, String transactionalIdPrefix) {
         RelayFleet fleet = new RelayFleet();
         try {
             for (int i = 1; i <= count; i++) {
@@ -77,8 +91,12 @@ final class RelayFleet implements AutoCloseable {
                 OutboxStore store = stores.get();
                 KafkaOutboxPublisher publisher = null;
                 try {
-                    publisher = new KafkaOutboxPublisher(producerSettings(bootstrapServers, relayId),
-                            own.messageIdHeader());
+                    Map<String, Object> producer = new LinkedHashMap<>(producerSettings(bootstrapServers, relayId));
+                    if (transactionalIdPrefix != null) {
+                        producer.put(KafkaTransactions.TRANSACTIONS_CONFIG, "true");
+                        producer.put(KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, transactionalIdPrefix);
+                    }
+                    publisher = new KafkaOutboxPublisher(producer, own.messageIdHeader());
                     Counter counter = new Counter();
                     OutboxRelay relay = OutboxRelay.builder(store, publisher).options(own).listener(counter).build();
                     fleet.members.add(new Member(relay, publisher, store, counter));

@@ -106,7 +106,7 @@ final class RunCommand implements Callable<Integer> {
         load.check(commandLine);
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
-                load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress);
+                load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress, load.transactions);
         OrderDemo demo = new OrderDemo(settings, commandLine.getErr(), inbox);
         summary = demo.run();
         inboxResult = demo.inboxResult();

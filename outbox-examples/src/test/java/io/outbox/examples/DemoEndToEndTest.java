@@ -70,6 +70,17 @@ class DemoEndToEndTest {
     }
 
     @Test
+    void k7_withTransactionsTheRelaysPublishATransactionPerBatchAndAReadCommittedCheckerSeesOrder() {
+        Outcome outcome = demo("--bootstrap-servers", TestServers.kafka(), "--orders", "2000", "--customers", "50",
+                "--relays", "3", "--transactions");
+
+        assertDelivered(outcome, 2000);
+        assertThat(outcome.summary().settings().transactions()).isTrue();
+        assertThat(outcome.out()).contains("Kafka transactions (a transaction per batch), checker reads read_committed");
+        assertThat(outcome.err()).contains("Kafka transactions, read_committed checker");
+    }
+
+    @Test
     void onPostgresql() throws Exception {
         String url = TestServers.required("OUTBOX_TEST_POSTGRES_URL", "PostgreSQL");
         String user = TestServers.required("OUTBOX_TEST_POSTGRES_USER", "PostgreSQL");
