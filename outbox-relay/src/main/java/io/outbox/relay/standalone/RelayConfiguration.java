@@ -1,6 +1,7 @@
 package io.outbox.relay.standalone;
 
 import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.KafkaTransactions;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStoreProvider;
@@ -356,6 +357,8 @@ final class RelayConfiguration {
         }
         Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
         unknownKafka.removeAll(ProducerConfig.configNames());
+        unknownKafka.removeAll(Set.of(KafkaTransactions.TRANSACTIONS_CONFIG, // the publisher's own (K5)
+                KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, KafkaTransactions.MAX_BUCKETS_CONFIG));
         return new Resolved(options, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
     }

@@ -112,6 +112,19 @@ class RelayConfigurationTest {
     }
 
     @Test
+    void k5_kafkaTransactionsTurnOnTheTransactionalModeAndAreNotUnknownKeys() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "kafka.transactions=true",
+                "kafka.transactional.id.prefix=orders-outbox");
+        RelayConfiguration.Resolved resolved = RelayConfiguration.read(file, Map.of()).resolve();
+        assertThat(resolved.unknownKafkaKeys()).isEmpty();
+        assertThat(resolved.producerConfig()).containsEntry("transactional.id", "orders-outbox-<bucket>");
+        Path noPrefix = file("store=memory", "kafka.bootstrap.servers=k:9092", "kafka.transactions=true");
+        assertThatThrownBy(() -> RelayConfiguration.read(noPrefix, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("transactional.id.prefix is required");
+    }
+
+    @Test
     void refusesMissingOrInvalidKafkaSettings() throws IOException {
         Path missing = file("store=memory");
         assertThatThrownBy(() -> RelayConfiguration.read(missing, Map.of()).resolve())
