@@ -70,10 +70,13 @@ final class LeaseTable {
         return lost;
     }
 
-    /** Forgets one bucket's lease (K6: fenced by a newer owner) and makes the next acquisition due at once. */
+    /**
+     * Forgets one bucket's lease (K6: fenced by a newer owner). The next regular acquisition may
+     * grant it again; it is not forced, so a bucket fenced over and over costs one store call per
+     * renew interval, not a loop.
+     */
     synchronized void drop(int bucket) {
         held.remove(bucket);
-        forced = true;
         generation++;
     }
 

@@ -44,7 +44,8 @@ public interface OutboxPublisher extends AutoCloseable {
      */
     CompletableFuture<PublishResult> publish(List<OutboxMessage> batch);
 
-    // ---- bucket ownership hooks (rules K5, K6); the defaults do nothing ----
+    // ---- bucket ownership hooks (rules K5, K6); the defaults do nothing. A publisher that wraps
+    // another must forward all three, or a transactional publisher behind it never gets a bucket. ----
 
     /**
      * Checks, when a relay is built on this publisher, that it can serve a relay of that many

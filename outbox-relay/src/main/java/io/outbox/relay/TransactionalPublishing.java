@@ -168,7 +168,8 @@ final class TransactionalPublishing {
         if (producer == null) {
             return CompletableFuture.completedFuture(PublishResult.failure(0, new BucketFencedException(bucket,
                     "bucket " + bucket + " has no transactional producer: the relay did not report acquiring it, or "
-                            + "released it", null)));
+                            + "released it (a publisher wrapping this one must forward bucketsAcquired and "
+                            + "bucketsReleased)", null)));
         }
         return CompletableFuture.completedFuture(producer.publish(batch));
     }

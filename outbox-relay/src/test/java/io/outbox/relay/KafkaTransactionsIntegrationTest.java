@@ -128,6 +128,34 @@ class KafkaTransactionsIntegrationTest {
         assertThat(new String(committed.get(0).value(), StandardCharsets.UTF_8)).isEqualTo("row 1, repaired");
     }
 
+    @Test
+    void k6_aRefusedRecordInTheMiddleAbortsTheWholeBatchAndIsTheReportedError() {
+        String topic = "tx-middle";
+        KAFKA.broker().createTopic(topic, 1);
+        Clock clock = Clock.systemUTC();
+        List<OutboxMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            batch.add(OutboxMessage.create(topic, "order-1", i == 10 ? "x".repeat(20_000) : "row " + i, STRING, STRING,
+                    List.of(), 1, null, clock));
+        }
+        try (KafkaOutboxPublisher publisher = publisher("tx-middle", null, "max.request.size", 10_000)) {
+            publisher.bucketsAcquired(Set.of(0));
+            PublishResult refused = publisher.publish(batch).join();
+            assertThat(refused.acknowledged()).isZero();
+            assertThat(refused.firstError()).isInstanceOf(RecordTooLargeException.class);
+            PublishResult accepted = publisher.publish(batch.subList(0, 10)).join();
+            assertThat(accepted).isEqualTo(PublishResult.success(10));
+            assertThat(publisher.publish(batch.subList(0, 1)).join().acknowledged()).as("bucket 0 is still held")
+                    .isOne();
+            publisher.bucketsReleased(Set.of(0));
+            assertThat(publisher.publish(batch.subList(0, 1)).join().firstError())
+                    .isInstanceOf(BucketFencedException.class).hasMessageContaining("bucket 0");
+        }
+        List<ConsumerRecord<byte[], byte[]>> committed =
+                TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, READ_COMMITTED);
+        assertThat(committed).hasSize(11);
+    }
+
     private static List<Integer> rows(List<ConsumerRecord<byte[], byte[]>> records, Map<UUID, Integer> row) {
         return records.stream().map(r -> row.get(TopicReader.messageId(r))).toList();
     }
