@@ -101,7 +101,7 @@ class KafkaTransactionsIntegrationTest {
         OutboxMessage row2 = OutboxMessage.create(topic, "order-1", "row 2", STRING, STRING, List.of(), 4, null, clock);
         OutboxMessage row3 = OutboxMessage.create(topic, "order-1", "row 3", STRING, STRING, List.of(), 4, null, clock);
         KafkaRelayIntegrationTest.RepairingStore store = new KafkaRelayIntegrationTest.RepairingStore(
-                new InMemoryOutboxStore(), row1.messageId(), "row 1, repaired");
+                InMemoryOutboxStore.builder().build(), row1.messageId(), "row 1, repaired");
         store.delegate.enqueue(row1, row2, row3);
         Recorder recorder = new Recorder();
         Map<UUID, Integer> row = Map.of(row1.messageId(), 1, row2.messageId(), 2, row3.messageId(), 3);
@@ -165,7 +165,7 @@ class KafkaTransactionsIntegrationTest {
         String topic = "tx-stalled";
         int buckets = 4;
         KAFKA.broker().createTopic(topic, buckets);
-        InMemoryOutboxStore shared = new InMemoryOutboxStore();
+        InMemoryOutboxStore shared = InMemoryOutboxStore.builder().build();
         Enqueued enqueued = new Enqueued(topic, buckets);
         enqueued.write(shared, 2_000);
         StallableStore storeA = new StallableStore(shared);
@@ -218,7 +218,7 @@ class KafkaTransactionsIntegrationTest {
         String topic = "tx-killed";
         int buckets = 2;
         KAFKA.broker().createTopic(topic, buckets);
-        TestStore.Renewing store = new TestStore.Renewing(new InMemoryOutboxStore());
+        TestStore.Renewing store = new TestStore.Renewing(InMemoryOutboxStore.builder().build());
         Enqueued enqueued = new Enqueued(topic, buckets);
         enqueued.write(store.delegate, 400);
         // The dead relay's producer of bucket 0: its transaction holds the bucket's first rows, never ends.
@@ -262,7 +262,7 @@ class KafkaTransactionsIntegrationTest {
         int buckets = 4;
         KAFKA.broker().createTopic(topic, buckets);
         SkewedClock clock = new SkewedClock();
-        InMemoryOutboxStore shared = new InMemoryOutboxStore(clock);
+        InMemoryOutboxStore shared = InMemoryOutboxStore.builder().clock(clock).build();
         Enqueued enqueued = new Enqueued(topic, buckets);
         TestStore.Renewing storeA = new TestStore.Renewing(shared);
         SkewedStore storeB = new SkewedStore(shared, 15_000);

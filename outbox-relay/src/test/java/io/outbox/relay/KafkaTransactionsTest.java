@@ -62,7 +62,7 @@ class KafkaTransactionsTest {
 
     @Test
     void k5_aRelayOfMoreBucketsThanTheBoundOrASecondRelayIsRefused() {
-        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
         try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(settings("transactions", "true",
                 "transactional.id.prefix", "bounded", "transactions.max.buckets", "4"))) {
             assertThat(publisher.isTransactional()).isTrue();
