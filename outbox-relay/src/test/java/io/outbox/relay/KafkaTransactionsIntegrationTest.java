@@ -267,7 +267,6 @@ class KafkaTransactionsIntegrationTest {
         TestStore.Renewing storeA = new TestStore.Renewing(shared);
         SkewedStore storeB = new SkewedStore(shared, 15_000);
         GatedProducer.Gate gateA = new GatedProducer.Gate();
-        gateA.delay(3); // A is almost always inside a transaction
         Recorder a = new Recorder();
         Recorder b = new Recorder();
         RelayOptions.Builder base = options("", buckets).leaseDuration(Duration.ofSeconds(5))
@@ -281,20 +280,28 @@ class KafkaTransactionsIntegrationTest {
             relayA.start();
             await().atMost(WAIT).until(() -> relayA.ownedBuckets().size() == buckets);
             Thread writer = new Thread(() -> {
-                for (int i = 0; i < 30; i++) {
+                for (int i = 0; i < 60; i++) {
                     enqueued.write(shared, 100);
                     pause(50);
                 }
             });
             writer.start();
             await().atMost(WAIT).until(() -> storeA.deletedIds().size() >= 300);
+            // Hold A inside a transaction (a send passes, the next waits) so B's takeover meets it open.
+            gateA.holdAfter(1);
+            assertThat(gateA.awaitHeld(WAIT)).isTrue();
             relayB.start();
             // B's clock says A's heartbeat and leases are 15 s old: it claims A's buckets while A is alive.
-            await().atMost(WAIT).until(() -> relayB.ownedBuckets().size() == buckets);
+            await().atMost(WAIT).until(() -> relayB.ownedBuckets().size() == buckets && !storeB.deleted.isEmpty());
             assertThat(relayA.isRunning()).isTrue();
+            // A resumes slowly while B publishes: without fencing A's late sends would land between B's.
+            gateA.delay(5);
+            gateA.open();
+            await().atMost(WAIT).until(() -> a.fenced() >= 1);
             writer.join(WAIT.toMillis());
             await().atMost(WAIT).until(() -> storeB.pending() == 0);
-            assertThat(a.fenced()).as("A's transactions in flight were fenced").isGreaterThanOrEqualTo(1);
+            assertThat(storeA.deletedIds()).as("A deletes nothing of its fenced transactions")
+                    .doesNotContainAnyElementsOf(gateA.sentOrHeldWhileArmed);
         }
         List<ConsumerRecord<byte[], byte[]>> committed =
                 TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, READ_COMMITTED);
