@@ -504,8 +504,8 @@ final class RelayEngine {
                 store.markPublished(task.bucket, task.batch.subList(0, acknowledged));
                 poison.acknowledged(task.bucket);
             }
-            if (task.result.failed()) {
-                classifyFailure(task);
+            if (task.result.failed() && !(task.result.firstError() instanceof BucketFencedException)) {
+                classifyFailure(task); // a fenced publish (K6) is a lost lease, not a message's failure
             }
             done(task, Outcome.PUBLISHED);
         } catch (RuntimeException | Error e) {
@@ -811,6 +811,7 @@ final class RelayEngine {
         listener.onPublishFailed(bucket, 0, fenced);
         ready.remove(bucket);
         retries.remove(bucket);
+        poison.forget(bucket);
         leases.drop(bucket);
         announce(leases.lastReported());
         return true;
