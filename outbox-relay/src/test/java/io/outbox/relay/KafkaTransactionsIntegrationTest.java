@@ -156,6 +156,32 @@ class KafkaTransactionsIntegrationTest {
         assertThat(committed).hasSize(11);
     }
 
+    @Test
+    void k6_r12_withTheDeadLetterPolicyARefusedRowIsDeadLetteredAndTheOthersFollowInOrder() {
+        String topic = "tx-dead-letter";
+        KAFKA.broker().createTopic(topic, 1);
+        Clock clock = Clock.systemUTC();
+        OutboxMessage row1 = OutboxMessage.create(topic, "order-1", "row 1", STRING, STRING, List.of(), 4, null, clock);
+        OutboxMessage row2 = OutboxMessage.create(topic, "order-1", "x".repeat(20_000), STRING, STRING, List.of(), 4,
+                null, clock);
+        OutboxMessage row3 = OutboxMessage.create(topic, "order-1", "row 3", STRING, STRING, List.of(), 4, null, clock);
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
+        store.enqueue(List.of(row1, row2, row3));
+        Map<UUID, Integer> row = Map.of(row1.messageId(), 1, row2.messageId(), 2, row3.messageId(), 3);
+        try (KafkaOutboxPublisher publisher = publisher("tx-dead-letter", null, "max.request.size", 10_000);
+             OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options("dead-letter", 4)
+                     .poisonPolicy(PoisonPolicy.DEAD_LETTER).poisonMaxAttempts(2).build()).build()) {
+            relay.start();
+            await().atMost(WAIT).until(() -> store.pendingMetrics(Duration.ofSeconds(1)).pendingCount() == 0);
+        }
+        assertThat(store.deadLetters(null, 10)).extracting(io.outbox.spi.DeadLetter::messageId)
+                .containsExactly(row2.messageId());
+        List<Integer> committed = rows(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, READ_COMMITTED),
+                row);
+        assertThat(committed).as("row 1 may come again in a whole batch, row 2 never").doesNotContain(2);
+        assertThat(new ArrayList<>(new LinkedHashSet<>(committed))).containsExactly(1, 3);
+    }
+
     private static List<Integer> rows(List<ConsumerRecord<byte[], byte[]>> records, Map<UUID, Integer> row) {
         return records.stream().map(r -> row.get(TopicReader.messageId(r))).toList();
     }
