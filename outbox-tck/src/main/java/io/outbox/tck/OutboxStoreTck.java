@@ -43,6 +43,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The store compatibility kit: one test per contract rule of {@link OutboxStore} (S1-S12), the
@@ -70,8 +71,13 @@ import org.junit.jupiter.api.Test;
  * {@link TckClock} the kit moves, so the kit is deterministic and fast; tune its sizes with
  * {@link #environment()}.
  *
- * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes.
+ * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes. {@link TckRule}
+ * indexes the tests by rule with the same hints, and a failing test's message carries its rule
+ * id, its name and that hint. Tests named {@code stochastic_...} are races: a broken store fails
+ * them often, not always. {@link InMemoryOutboxStoreTck}, the fixture of the kit's reference store,
+ * is the template for a store that is not JDBC.
  */
+@ExtendWith(RuleHints.class)
 public abstract class OutboxStoreTck extends DeadLetterRules {
 
     /** The topic of the messages the kit writes. */
@@ -169,13 +175,40 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     /**
      * Writes a message row as a writer with a different bucket count would, into whatever bucket
      * the message names, even one outside the relay's range (for S8). Include whatever
-     * bookkeeping such a writer leaves (a sequence counter, say).
+     * bookkeeping such a writer leaves (a sequence counter, say). The default enqueues the
+     * message with {@link #enqueue}, which is right for a store whose enqueue helper accepts any
+     * bucket {@code >= 0}.
      *
      * @param store a store made by {@link #newStore(Clock)}
      * @param message the message; its {@link OutboxMessage#bucket()} may be any value {@code >= 0}
      * @throws Exception on failure
      */
-    protected abstract void insertRawRow(OutboxStore store, OutboxMessage message) throws Exception;
+    protected void insertRawRow(OutboxStore store, OutboxMessage message) throws Exception {
+        enqueue(store, List.of(message));
+    }
+
+    /**
+     * Writes a message's row into the given bucket, which may be negative (an {@link OutboxMessage}
+     * cannot carry one): what a foreign writer with a signed hash, or a hand-written SQL fix,
+     * leaves behind (for the negative side of S8). Write it directly into the storage, with the
+     * bookkeeping such a writer leaves (a sequence counter), bypassing any schema constraint
+     * against it (a JDBC fixture may drop the {@code CHECK (bucket >= 0)} for this). The default
+     * calls {@link #insertRawRow(OutboxStore, OutboxMessage)} when {@code bucket} is the message's
+     * own and otherwise skips the test that needs it, with that reason.
+     *
+     * @param store a store made by {@link #newStore(Clock)}
+     * @param message the message whose fields the row carries
+     * @param bucket the bucket to store the row under; any value
+     * @throws Exception on failure
+     */
+    protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) throws Exception {
+        if (bucket == message.bucket()) {
+            insertRawRow(store, message);
+            return;
+        }
+        Assumptions.abort("the fixture does not implement insertRawRow(store, message, bucket), so the kit cannot "
+                + "write a row into bucket " + bucket + "; implement it to run the negative side of S8");
+    }
 
     /**
      * The largest {@link OutboxMessage#payloadSize()} the store accepts (S10). The kit enqueues a
@@ -321,63 +354,12 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         return all;
     }
 
-    /** Starts every task at once on its own thread and waits for all of them, failing on the first error. */
     private void runConcurrently(List<? extends Callable<?>> tasks) throws Exception {
-        CountDownLatch go = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (Callable<?> task : tasks) {
-                futures.add(pool.submit(() -> {
-                    go.await();
-                    return task.call();
-                }));
-            }
-            go.countDown();
-            for (Future<?> f : futures) {
-                f.get(env.concurrencyTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
-    private static Throwable rootCauseOfType(Throwable t, Class<? extends Throwable> type) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return c;
-            }
-        }
-        return null;
-    }
-
-    /** A simulated relay: an id, its own store instance, and what it held after its last call. */
-    private final class SimRelay {
-        final String id;
-        final OutboxStore store;
-        List<Integer> held = List.of();
-
-        SimRelay(String id, OutboxStore store) {
-            this.id = id;
-            this.store = store;
-        }
-
-        List<Integer> acquire() {
-            held = store.acquireBucketLeases(new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
-            assertThat(held).as("buckets returned to %s must be ascending, distinct and in range", id)
-                    .isSorted().doesNotHaveDuplicates()
-                    .allSatisfy(b -> assertThat(b).isBetween(0, env.bucketCount() - 1));
-            return held;
-        }
-
-        List<Integer> renew() {
-            return ((LeaseRenewal) store).renewBucketLeases(
-                    new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
-        }
+        KitThreads.runConcurrently(tasks, env.concurrencyTimeout());
     }
 
     private SimRelay relay(String id) throws Exception {
-        return new SimRelay(id, openStore());
+        return new SimRelay(id, openStore(), env);
     }
 
     /** One round: every relay acquires once, in random order; asserts nobody shares a bucket. */
@@ -454,7 +436,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             assertThat(ids(store().nextBatch(3, max))).as("nextBatch(3, %d)", max)
                     .containsExactlyElementsOf(ids(three.subList(0, Math.min(max, three.size()))));
         }
-        assertThat(ids(store().nextBatch(4, 100))).containsExactlyElementsOf(ids(four));
+        assertThat(ids(store().nextBatch(4, 100))).as("nextBatch(4, 100): bucket 4 in enqueue order").containsExactlyElementsOf(ids(four));
         assertThat(store().nextBatch(5, 100)).as("an empty bucket").isEmpty();
     }
 
@@ -505,17 +487,40 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S1: a negative bucket or a {@code maxCount} below 1 is refused.
+     * S1: {@code nextBatch} refuses a negative bucket with {@link IllegalArgumentException}, as
+     * {@code StoreArguments.requireBucket} does.
      *
-     * <p>If this test fails, check: {@code nextBatch} validates its arguments with
-     * {@link IllegalArgumentException} instead of running a query with a bad limit.
+     * <p>If this test fails, check: {@code nextBatch} starts with
+     * {@code StoreArguments.requireBucket(bucket)} instead of running a query for a bucket no
+     * message can have.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
-    public void required_S1_nextBatchRefusesInvalidArguments() throws Exception {
-        assertThatThrownBy(() -> store().nextBatch(-1, 10)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> store().nextBatch(0, 0)).isInstanceOf(IllegalArgumentException.class);
+    public void required_S1_nextBatchRefusesANegativeBucket() throws Exception {
+        assertThatThrownBy(() -> store().nextBatch(-1, 10)).as("nextBatch(-1, 10)")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
+        assertThatThrownBy(() -> store().nextBatch(Integer.MIN_VALUE, 10)).as("nextBatch(Integer.MIN_VALUE, 10)")
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * S1: {@code nextBatch} refuses a {@code maxCount} below 1 with
+     * {@link IllegalArgumentException}, as {@code StoreArguments.requireMaxCount} does.
+     *
+     * <p>If this test fails, check: {@code nextBatch} calls
+     * {@code StoreArguments.requireMaxCount(maxCount)} instead of passing 0 or a negative limit to
+     * the database (where it may mean "no limit").
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S1_nextBatchRefusesMaxCountBelowOne() throws Exception {
+        enqueue(store(), List.of(message(0)));
+        assertThatThrownBy(() -> store().nextBatch(0, 0)).as("nextBatch(0, 0)")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxCount");
+        assertThatThrownBy(() -> store().nextBatch(0, -5)).as("nextBatch(0, -5)")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxCount");
     }
 
     /**
@@ -616,8 +621,8 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
 
         List<UUID> expected = new ArrayList<>(ids(one.subList(4, 10)));
         expected.addAll(ids(later));
-        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(expected);
-        assertThat(ids(store().nextBatch(2, 100))).containsExactlyElementsOf(ids(two));
+        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after markPublished of its first 4: the other 6 and the 2 enqueued later").containsExactlyElementsOf(expected);
+        assertThat(ids(store().nextBatch(2, 100))).as("bucket 2, untouched by markPublished of bucket 1").containsExactlyElementsOf(ids(two));
     }
 
     /**
@@ -637,9 +642,63 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         store().markPublished(1, first.subList(0, 2));
         store().markPublished(1, first.subList(0, 2));
         store().markPublished(1, List.of());
-        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(ids(one.subList(2, 6)));
+        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after marking its first 2 twice and an empty list").containsExactlyElementsOf(ids(one.subList(2, 6)));
         store().markPublished(1, first.subList(0, 3));
-        assertThat(ids(store().nextBatch(1, 100))).containsExactlyElementsOf(ids(one.subList(3, 6)));
+        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after marking a prefix of 3 that holds the 2 deleted").containsExactlyElementsOf(ids(one.subList(3, 6)));
+    }
+
+    /**
+     * S2: {@code markPublished} refuses a message the store did not read (one the application
+     * created, with the right bucket and a real message id) with {@link IllegalArgumentException}
+     * and deletes nothing, not even the messages of the same call that it did read.
+     *
+     * <p>If this test fails, check: {@code markPublished} calls
+     * {@code StoreArguments.requirePublished} with the store's own message subclass (the one
+     * carrying its native id) before deleting anything; deletion is never by message id alone.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S2_markPublishedRefusesAForeignMessage() throws Exception {
+        List<OutboxMessage> one = messages(1, 3);
+        enqueue(store(), one);
+        List<OutboxMessage> batch = store().nextBatch(1, 10);
+        OutboxMessage foreign = new OutboxMessage(one.get(2).messageId(), 1, TOPIC, null, null, List.of(), null,
+                clock.instant());
+        List<OutboxMessage> mixed = List.of(batch.get(0), batch.get(1), foreign);
+        assertThatThrownBy(() -> store().markPublished(1, mixed))
+                .as("markPublished(1, [read, read, created by the application with a stored message id])")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(foreign.messageId().toString());
+        assertThat(ids(store().nextBatch(1, 10))).as("every message is still pending after the refused call")
+                .containsExactlyElementsOf(ids(one));
+    }
+
+    /**
+     * S2: {@code markPublished} refuses a message read from another bucket than the one named,
+     * and a negative bucket, with {@link IllegalArgumentException}, and deletes nothing.
+     *
+     * <p>If this test fails, check: {@code markPublished} calls
+     * {@code StoreArguments.requirePublished(bucket, ...)}, which compares each message's bucket
+     * with the argument; the delete is scoped to the named bucket.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S2_markPublishedRefusesAnotherBucketsMessage() throws Exception {
+        List<OutboxMessage> one = messages(1, 2);
+        List<OutboxMessage> two = messages(2, 2);
+        enqueue(store(), one);
+        enqueue(store(), two);
+        List<OutboxMessage> batchOfTwo = store().nextBatch(2, 10);
+        assertThatThrownBy(() -> store().markPublished(1, batchOfTwo))
+                .as("markPublished(1, messages read from bucket 2)")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bucket 2");
+        assertThatThrownBy(() -> store().markPublished(-1, List.of()))
+                .as("markPublished(-1, [])").isInstanceOf(IllegalArgumentException.class);
+        assertThat(ids(store().nextBatch(1, 10))).as("bucket 1 after the refused call")
+                .containsExactlyElementsOf(ids(one));
+        assertThat(ids(store().nextBatch(2, 10))).as("bucket 2 after the refused call")
+                .containsExactlyElementsOf(ids(two));
     }
 
     /**
@@ -694,12 +753,12 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         enqueue(store(), messages(n - 1, 1));
         List<Integer> everything = new ArrayList<>(IntStream.range(0, n).boxed().toList());
         Collections.shuffle(everything, random);
-        assertThat(store().bucketsWithPending(everything)).containsExactlyElementsOf(withRows);
+        assertThat(store().bucketsWithPending(everything)).as("every bucket asked, shuffled").containsExactlyElementsOf(withRows);
         List<Integer> some = everything.subList(0, n / 2);
-        assertThat(store().bucketsWithPending(some))
+        assertThat(store().bucketsWithPending(some)).as("half of the buckets, shuffled")
                 .containsExactlyElementsOf(withRows.stream().filter(some::contains).toList());
-        assertThat(store().bucketsWithPending(List.of())).isEmpty();
-        assertThat(store().bucketsWithPending(List.of(n + 5))).isEmpty();
+        assertThat(store().bucketsWithPending(List.of())).as("no bucket asked").isEmpty();
+        assertThat(store().bucketsWithPending(List.of(n + 5))).as("a bucket without rows").isEmpty();
         int first = withRows.first();
         int last = withRows.last();
         assertThat(store().bucketsWithPending(List.of(last, first, last, first)))
@@ -709,7 +768,28 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         int emptied = withRows.first();
         drain(store(), emptied);
         withRows.remove(emptied);
-        assertThat(store().bucketsWithPending(everything)).containsExactlyElementsOf(withRows);
+        assertThat(store().bucketsWithPending(everything)).as("after bucket %d was drained", emptied).containsExactlyElementsOf(withRows);
+    }
+
+    /**
+     * S3: {@code bucketsWithPending} refuses a negative bucket, a null list and a null element,
+     * as {@code StoreArguments.requireBuckets} does, rather than ignoring them.
+     *
+     * <p>If this test fails, check: {@code bucketsWithPending} starts with
+     * {@code StoreArguments.requireBuckets(buckets)} (which also sorts and deduplicates).
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S3_bucketsWithPendingRefusesANegativeBucket() throws Exception {
+        enqueue(store(), List.of(message(0)));
+        assertThatThrownBy(() -> store().bucketsWithPending(List.of(0, -1)))
+                .as("bucketsWithPending([0, -1])").isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-1");
+        assertThatThrownBy(() -> store().bucketsWithPending(null))
+                .as("bucketsWithPending(null)").isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> store().bucketsWithPending(java.util.Arrays.asList(0, null)))
+                .as("bucketsWithPending([0, null])").isInstanceOf(NullPointerException.class);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -732,7 +812,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assertThat(a.acquire()).containsExactlyElementsOf(allBuckets());
         SimRelay b = relay("relay-b");
         assertThat(b.acquire()).as("a second relay while relay-a holds everything").isEmpty();
-        SimRelay aElsewhere = new SimRelay("relay-a", openStore());
+        SimRelay aElsewhere = new SimRelay("relay-a", openStore(), env);
         aElsewhere.held = a.held;
         assertThat(aElsewhere.acquire()).as("relay-a's leases read through another store instance")
                 .isNotEmpty().isSubsetOf(allBuckets());
@@ -831,7 +911,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * @throws Exception when the store or the fixture fails
      */
     @Test
-    public void required_S5_noBucketIsEverHeldByTwoRelaysUnderContention() throws Exception {
+    public void stochastic_S5_noBucketIsEverHeldByTwoRelaysUnderContention() throws Exception {
         int relayCount = env.contentionRelays();
         int rounds = env.contentionRounds();
         long lease = env.leaseDuration().toMillis();
@@ -950,7 +1030,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * @throws Exception when the store or the fixture fails
      */
     @Test
-    public void required_S5_simultaneousClaimsAfterMassExpiryNeverGrantABucketTwice() throws Exception {
+    public void stochastic_S5_simultaneousClaimsAfterMassExpiryNeverGrantABucketTwice() throws Exception {
         int relayCount = env.contentionRelays();
         int rounds = Math.max(20, env.contentionRounds() / 4);
         long lease = env.leaseDuration().toMillis();
@@ -1089,13 +1169,15 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S8: pending rows in a bucket the relay can never claim (a writer configured with a larger
-     * bucket count) make {@code acquireBucketLeases} throw {@link OutboxMisconfigurationException}
-     * instead of leaving them unpublished forever.
+     * S8: pending rows in a bucket at or above {@code bucketCount}, which the relay can never
+     * claim (a writer configured with a larger bucket count), make {@code acquireBucketLeases}
+     * throw {@link OutboxMisconfigurationException} naming the bucket, instead of leaving them
+     * unpublished forever.
      *
-     * <p>If this test fails, check: every acquire runs a cheap probe for rows (or counters) with
-     * bucket &gt;= bucketCount; the exception type is {@code OutboxMisconfigurationException}, not
-     * a generic one the relay would retry.
+     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition.acquire} and the
+     * store's {@code strayRows} probes for rows (or counters) with bucket &gt;= bucketCount; the
+     * exception type is {@code OutboxMisconfigurationException}, not a generic one the relay would
+     * retry.
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -1106,12 +1188,40 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assertThat(a.acquire()).as("rows in range are fine").isNotEmpty();
         insertRawRow(a.store, message(env.bucketCount()));
         assertThatThrownBy(a::acquire).as("a row in bucket %d, just outside [0, %d)", env.bucketCount(),
-                env.bucketCount()).isInstanceOf(OutboxMisconfigurationException.class);
+                env.bucketCount()).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining(String.valueOf(env.bucketCount()));
 
         SimRelay b = relay("relay-b");
         int far = env.bucketCount() * 100 + 7;
         insertRawRow(b.store, message(far));
         assertThatThrownBy(b::acquire).as("a row in bucket %d, far outside [0, %d)", far, env.bucketCount())
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining(String.valueOf(far));
+    }
+
+    /**
+     * S8, the other side: a pending row in a negative bucket (a foreign writer with a signed hash,
+     * a hand-written fix) makes {@code acquireBucketLeases} throw
+     * {@link OutboxMisconfigurationException} naming the bucket. Needs the fixture's
+     * {@link #insertRawRow(OutboxStore, OutboxMessage, int)}.
+     *
+     * <p>If this test fails, check: the store's {@code strayRows} looks below 0 as well as at and
+     * above {@code bucketCount} (an index seek on each side); the lease read-back and the plan
+     * never treat a negative bucket as bucket 0.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S8_rowsBelowBucketZeroAreFatal() throws Exception {
+        SimRelay a = relay("relay-a");
+        enqueue(a.store, List.of(message(0)));
+        assertThat(a.acquire()).as("rows in range are fine").isNotEmpty();
+        insertRawRow(a.store, message(0), -1);
+        assertThatThrownBy(a::acquire).as("a row in bucket -1, just below [0, %d)", env.bucketCount())
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("-1");
+
+        SimRelay b = relay("relay-b");
+        insertRawRow(b.store, message(1), Integer.MIN_VALUE);
+        assertThatThrownBy(b::acquire).as("rows in buckets -1 and %d", Integer.MIN_VALUE)
                 .isInstanceOf(OutboxMisconfigurationException.class);
     }
 
@@ -1134,7 +1244,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         clock.advance(Duration.ofDays(400));
         a.acquire();
         assertThat(ids(store().nextBatch(bucket, 10))).as("rows after 400 days").containsExactlyElementsOf(ids(pending));
-        assertThat(store().bucketsWithPending(allBuckets())).containsExactly(bucket);
+        assertThat(store().bucketsWithPending(allBuckets())).as("pending buckets after 400 days").containsExactly(bucket);
     }
 
     /**
@@ -1287,7 +1397,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             thrown = t;
         }
         assertThat(thrown).as("enqueue of a message one byte over the limit").isNotNull();
-        assertThat(rootCauseOfType(thrown, OutboxPayloadTooLargeException.class))
+        assertThat(KitThreads.rootCauseOfType(thrown, OutboxPayloadTooLargeException.class))
                 .as("an OutboxPayloadTooLargeException in the cause chain of %s", thrown).isNotNull();
         assertThat(store().bucketsWithPending(allBuckets())).as("nothing written").isEmpty();
     }
@@ -1329,7 +1439,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * @throws Exception when the store or the fixture fails
      */
     @Test
-    public void required_S12_oneStoreInstanceServesConcurrentCallers() throws Exception {
+    public void stochastic_S12_oneStoreInstanceServesConcurrentCallers() throws Exception {
         OutboxStore shared = store();
         int buckets = Math.min(4, env.bucketCount());
         Map<Integer, List<UUID>> expected = new HashMap<>();
@@ -1357,7 +1467,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         }
         for (String id : List.of("relay-x", "relay-y")) {
             tasks.add(() -> {
-                SimRelay r = new SimRelay(id, shared);
+                SimRelay r = new SimRelay(id, shared, env);
                 for (int i = 0; i < 30; i++) {
                     r.acquire();
                     if (shared instanceof LeaseRenewal) {
@@ -1391,11 +1501,11 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     public void required_E4_aRolledBackEnqueueLeavesNothing() throws Exception {
         enqueueAndRollBack(store(), List.of(message(0), message(1), message(0)));
         assertThat(store().bucketsWithPending(allBuckets())).as("after rollback").isEmpty();
-        assertThat(store().nextBatch(0, 10)).isEmpty();
+        assertThat(store().nextBatch(0, 10)).as("bucket 0 after rollback").isEmpty();
         OutboxMessage committed = message(1);
         enqueue(store(), List.of(committed));
-        assertThat(store().bucketsWithPending(allBuckets())).containsExactly(1);
-        assertThat(ids(store().nextBatch(1, 10))).containsExactly(committed.messageId());
+        assertThat(store().bucketsWithPending(allBuckets())).as("after one committed enqueue").containsExactly(1);
+        assertThat(ids(store().nextBatch(1, 10))).as("bucket 1 holds only the committed message").containsExactly(committed.messageId());
     }
 
     /**
@@ -1409,7 +1519,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * @throws Exception when the store or the fixture fails
      */
     @Test
-    public void required_E5_concurrentWritersLoseNothingAndKeepTheirOrder() throws Exception {
+    public void stochastic_E5_concurrentWritersLoseNothingAndKeepTheirOrder() throws Exception {
         int writers = env.contentionRelays();
         int perWriter = 60;
         List<List<OutboxMessage>> written = new ArrayList<>();

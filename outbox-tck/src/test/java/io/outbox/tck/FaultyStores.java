@@ -2,16 +2,17 @@ package io.outbox.tck;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.support.BucketLease;
-import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.locks.LockSupport;
@@ -38,7 +39,19 @@ final class FaultyStores {
         /** {@code markPublished} deletes every row up to the last published one, like {@code seq <= last}. */
         DELETES_BY_SEQUENCE_RANGE,
         /** The read-back returns every lease the relay is named owner of, expired or not. */
-        READ_BACK_INCLUDES_EXPIRED_LEASES
+        READ_BACK_INCLUDES_EXPIRED_LEASES,
+        /** S8 looks only upward: rows in a negative bucket are stranded silently. */
+        IGNORES_ROWS_BELOW_BUCKET_ZERO,
+        /** {@code nextBatch} of a negative bucket returns nothing instead of refusing it. */
+        READS_A_NEGATIVE_BUCKET,
+        /** {@code nextBatch} with {@code maxCount < 1} returns nothing instead of refusing it. */
+        ACCEPTS_MAX_COUNT_BELOW_ONE,
+        /** {@code bucketsWithPending} skips negative buckets instead of refusing them. */
+        PROBES_NEGATIVE_BUCKETS,
+        /** {@code markPublished} skips messages it did not read instead of refusing the call. */
+        IGNORES_FOREIGN_MESSAGES,
+        /** {@code markPublished} deletes each message from its own bucket, whatever bucket was named. */
+        DELETES_FROM_ANOTHER_BUCKET
     }
 
     private FaultyStores() {
@@ -85,56 +98,87 @@ final class FaultyStores {
                     }
                 }
             }
-            if (fault != Fault.IGNORES_LEASE_EXPIRY && fault != Fault.GRANTS_WITHOUT_CONDITIONAL_CHECK
-                    && fault != Fault.READ_BACK_INCLUDES_EXPIRED_LEASES) {
-                return rows.acquireBucketLeases(request);
+            return LeaseAcquisition.acquire(request, clock, new FaultyLeases());
+        }
+
+        /** The shared recipe over lease primitives with this store's fault. */
+        private final class FaultyLeases implements LeaseAcquisition.LeaseStore<RuntimeException> {
+            @Override
+            public List<StrayRows> strayRows(int bucketCount) {
+                List<Integer> outside = rows.pendingBuckets().stream()
+                        .filter(b -> b >= bucketCount || (b < 0 && fault != Fault.IGNORES_ROWS_BELOW_BUCKET_ZERO))
+                        .toList();
+                return List.of(StrayRows.of("pending rows", outside));
             }
-            if (rows.pendingBuckets().stream().anyMatch(bucket -> bucket >= request.bucketCount())) {
-                throw new OutboxMisconfigurationException("rows outside [0, " + request.bucketCount() + ")");
+
+            @Override
+            public void writeHeartbeat(String relayId, long nowMillis) {
+                heartbeats.put(relayId, nowMillis);
             }
-            long now = clock.millis();
-            String me = request.relayId();
-            heartbeats.put(me, now);
-            LeasePlan plan = LeasePlan.compute(request, now, Map.copyOf(heartbeats), List.copyOf(leases.values()));
-            plan.missingBuckets().forEach(b -> leases.putIfAbsent(b, BucketLease.free(b)));
-            for (BucketLease observed : plan.keep()) {
-                leases.replace(observed.bucket(), observed,
-                        new BucketLease(observed.bucket(), me, plan.renewedExpiry(observed)));
+
+            @Override
+            public LeaseSnapshot readSnapshot(int bucketCount) {
+                return new LeaseSnapshot(Map.copyOf(heartbeats), List.copyOf(leases.values()));
             }
-            for (BucketLease observed : plan.release()) {
-                leases.replace(observed.bucket(), observed, BucketLease.free(observed.bucket()));
+
+            @Override
+            public void createFreeLeases(List<Integer> buckets) {
+                buckets.forEach(b -> leases.putIfAbsent(b, BucketLease.free(b)));
             }
-            for (BucketLease observed : plan.claim()) {
-                BucketLease claimed = new BucketLease(observed.bucket(), me, plan.claimExpiry());
-                switch (fault) {
-                    case GRANTS_WITHOUT_CONDITIONAL_CHECK -> {
-                        LockSupport.parkNanos(200_000); // the round trip between the read and the write
-                        leases.put(observed.bucket(), claimed);
+
+            @Override
+            public void writeLeases(LeaseWrites writes) {
+                String me = writes.relayId();
+                long now = writes.nowMillis();
+                for (LeaseAcquisition.Keep keep : writes.keep()) {
+                    leases.replace(keep.bucket(), keep.observed(), new BucketLease(keep.bucket(), me, keep.expiresAtMillis()));
+                }
+                for (BucketLease observed : writes.release()) {
+                    leases.replace(observed.bucket(), observed, BucketLease.free(observed.bucket()));
+                }
+                for (BucketLease observed : writes.claim()) {
+                    BucketLease claimed = new BucketLease(observed.bucket(), me, writes.claimExpiresAtMillis());
+                    switch (fault) {
+                        case GRANTS_WITHOUT_CONDITIONAL_CHECK -> {
+                            LockSupport.parkNanos(200_000); // the round trip between the read and the write
+                            leases.put(observed.bucket(), claimed);
+                        }
+                        case IGNORES_LEASE_EXPIRY -> leases.computeIfPresent(observed.bucket(),
+                                (b, current) -> current.owner() == null ? claimed : current);
+                        default -> leases.computeIfPresent(observed.bucket(),
+                                (b, current) -> current.isClaimable(now) ? claimed : current);
                     }
-                    case IGNORES_LEASE_EXPIRY -> leases.computeIfPresent(observed.bucket(),
-                            (b, current) -> current.owner() == null ? claimed : current);
-                    default -> leases.computeIfPresent(observed.bucket(),
-                            (b, current) -> current.isClaimable(now) ? claimed : current);
                 }
             }
-            TreeSet<Integer> owned = new TreeSet<>();
-            leases.values().forEach(lease -> {
-                boolean mine = fault == Fault.IGNORES_LEASE_EXPIRY || fault == Fault.READ_BACK_INCLUDES_EXPIRED_LEASES
-                        ? me.equals(lease.owner()) : lease.isHeldBy(me, now);
-                if (mine && lease.bucket() < request.bucketCount()) {
-                    owned.add(lease.bucket());
-                }
-            });
-            return List.copyOf(owned);
+
+            @Override
+            public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) {
+                List<Integer> owned = new ArrayList<>();
+                leases.values().forEach(lease -> {
+                    boolean mine = fault == Fault.IGNORES_LEASE_EXPIRY || fault == Fault.READ_BACK_INCLUDES_EXPIRED_LEASES
+                            ? relayId.equals(lease.owner()) : lease.isHeldBy(relayId, nowMillis);
+                    if (mine) {
+                        owned.add(lease.bucket());
+                    }
+                });
+                return owned;
+            }
         }
 
         @Override
         public List<Integer> bucketsWithPending(List<Integer> buckets) {
+            if (fault == Fault.PROBES_NEGATIVE_BUCKETS && buckets != null) {
+                return rows.bucketsWithPending(buckets.stream().filter(b -> b == null || b >= 0).toList());
+            }
             return rows.bucketsWithPending(buckets);
         }
 
         @Override
         public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            if ((fault == Fault.READS_A_NEGATIVE_BUCKET && bucket < 0)
+                    || (fault == Fault.ACCEPTS_MAX_COUNT_BELOW_ONE && maxCount < 1)) {
+                return List.of();
+            }
             List<OutboxMessage> batch = rows.nextBatch(bucket, maxCount);
             lastBatch.put(bucket, batch);
             if (fault == Fault.RETURNS_BATCH_OUT_OF_ORDER) {
@@ -147,6 +191,20 @@ final class FaultyStores {
 
         @Override
         public void markPublished(int bucket, List<OutboxMessage> published) {
+            if (fault == Fault.IGNORES_FOREIGN_MESSAGES) {
+                for (OutboxMessage m : published) {
+                    try {
+                        rows.markPublished(bucket, List.of(m));
+                    } catch (IllegalArgumentException notOurs) {
+                        // skipped silently: the fault
+                    }
+                }
+                return;
+            }
+            if (fault == Fault.DELETES_FROM_ANOTHER_BUCKET) {
+                published.forEach(m -> rows.markPublished(m.bucket(), List.of(m)));
+                return;
+            }
             if (fault == Fault.DELETES_BEYOND_THE_PREFIX && !published.isEmpty()) {
                 rows.markPublished(bucket, lastBatch.getOrDefault(bucket, published));
             } else if (fault == Fault.DELETES_BY_SEQUENCE_RANGE && !published.isEmpty()) {

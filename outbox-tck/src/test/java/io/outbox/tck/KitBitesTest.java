@@ -31,12 +31,18 @@ class KitBitesTest {
     @ParameterizedTest(name = "{0} is caught by {1}")
     @CsvSource({
         "IGNORES_LEASE_EXPIRY,             required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration",
-        "GRANTS_WITHOUT_CONDITIONAL_CHECK, required_S5_noBucketIsEverHeldByTwoRelaysUnderContention",
+        "GRANTS_WITHOUT_CONDITIONAL_CHECK, stochastic_S5_noBucketIsEverHeldByTwoRelaysUnderContention",
         "RETURNS_BATCH_OUT_OF_ORDER,       required_S1_nextBatchReturnsAtMostMaxCountOldestFirst",
         "DELETES_BEYOND_THE_PREFIX,        required_S2_markPublishedDeletesExactlyThePrefix",
         "DROPS_ROWS_IN_UNKNOWN_BUCKETS,    required_S8_rowsOutsideTheBucketRangeAreFatal",
         "DELETES_BY_SEQUENCE_RANGE,        required_S2_markPublishedSparesAMessageCommittedLate",
-        "READ_BACK_INCLUDES_EXPIRED_LEASES, required_S6_aLeaseStopsCountingAtItsExpiryInstant"
+        "READ_BACK_INCLUDES_EXPIRED_LEASES, required_S6_aLeaseStopsCountingAtItsExpiryInstant",
+        "IGNORES_ROWS_BELOW_BUCKET_ZERO,   required_S8_rowsBelowBucketZeroAreFatal",
+        "READS_A_NEGATIVE_BUCKET,          required_S1_nextBatchRefusesANegativeBucket",
+        "ACCEPTS_MAX_COUNT_BELOW_ONE,      required_S1_nextBatchRefusesMaxCountBelowOne",
+        "PROBES_NEGATIVE_BUCKETS,          required_S3_bucketsWithPendingRefusesANegativeBucket",
+        "IGNORES_FOREIGN_MESSAGES,         required_S2_markPublishedRefusesAForeignMessage",
+        "DELETES_FROM_ANOTHER_BUCKET,      required_S2_markPublishedRefusesAnotherBucketsMessage"
     })
     void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
         FaultyKit.fault = fault;
@@ -62,7 +68,7 @@ class KitBitesTest {
     }
 
     /** The kit over a faulty store; run only through the launcher above. */
-    static class FaultyKit extends InMemoryOutboxStoreTest {
+    static class FaultyKit extends InMemoryOutboxStoreTck {
         static volatile Fault fault;
         private FaultyStores.Storage storage;
 
@@ -94,8 +100,8 @@ class KitBitesTest {
         }
 
         @Override
-        protected void insertRawRow(OutboxStore store, OutboxMessage message) {
-            super.insertRawRow(storage.rows, message);
+        protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) {
+            super.insertRawRow(storage.rows, message, bucket);
         }
     }
 }

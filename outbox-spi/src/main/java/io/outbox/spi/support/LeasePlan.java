@@ -3,8 +3,10 @@ package io.outbox.spi.support;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -147,26 +149,28 @@ public final class LeasePlan {
         }
         int myShare = fairShare.share(me);
         BucketRange myRange = fairShare.preferredRange(me);
-        Set<Integer> held = new HashSet<>(request.heldBuckets());
+        BitSet held = new BitSet(n);
+        request.heldBuckets().forEach(held::set);
         mine.sort(Comparator.<BucketLease>comparingInt(l -> myRange.contains(l.bucket()) ? 0 : 1)
-                .thenComparingInt(l -> held.contains(l.bucket()) ? 0 : 1)
+                .thenComparingInt(l -> held.get(l.bucket()) ? 0 : 1)
                 .thenComparingInt(BucketLease::bucket));
         int keepCount = Math.min(myShare, mine.size());
         List<BucketLease> keep = sortedByBucket(mine.subList(0, keepCount));
         List<BucketLease> release = sortedByBucket(mine.subList(keepCount, mine.size()));
 
-        // Claims: the same assignment on every relay that sees this snapshot.
+        // Claims: the same assignment on every relay that sees this snapshot. One pass over the
+        // leases counts every relay's unexpired ones (linear in bucketCount, not buckets x relays).
         List<String> relays = fairShare.relays();
+        Map<String, Integer> ownedBy = new HashMap<>();
+        for (BucketLease lease : byBucket) {
+            if (lease.owner() != null && nowMillis < lease.expiresAtMillis()) {
+                ownedBy.merge(lease.owner(), 1, Integer::sum);
+            }
+        }
         int[] deficit = new int[relays.size()];
         int[] preferredRank = new int[n];
         for (int rank = 0; rank < relays.size(); rank++) {
-            String relay = relays.get(rank);
-            int owned = 0;
-            for (BucketLease lease : byBucket) {
-                if (lease.isHeldBy(relay, nowMillis)) {
-                    owned++;
-                }
-            }
+            int owned = ownedBy.getOrDefault(relays.get(rank), 0);
             deficit[rank] = fairShare.shareOfRank(rank) - Math.min(owned, fairShare.shareOfRank(rank));
             BucketRange range = fairShare.rangeOfRank(rank);
             for (int b = range.start(); b < range.end(); b++) {
@@ -193,15 +197,18 @@ public final class LeasePlan {
                 leftovers.add(lease);
             }
         }
+        // Deficits only shrink, so the first rank still short moves forward monotonically.
+        int next = 0;
         for (BucketLease lease : leftovers) {
-            for (int rank = 0; rank < deficit.length; rank++) {
-                if (deficit[rank] > 0) {
-                    deficit[rank]--;
-                    if (rank == myRank) {
-                        claim.add(lease);
-                    }
-                    break;
-                }
+            while (next < deficit.length && deficit[next] == 0) {
+                next++;
+            }
+            if (next == deficit.length) {
+                break;
+            }
+            deficit[next]--;
+            if (next == myRank) {
+                claim.add(lease);
             }
         }
         return new LeasePlan(request, nowMillis, fairShare, keep, release, sortedByBucket(claim),

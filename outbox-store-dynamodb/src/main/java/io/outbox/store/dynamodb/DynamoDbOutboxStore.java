@@ -15,7 +15,12 @@ import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.StoreArguments;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,8 +63,10 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * pending metrics (C2) and release (C3). Tables: see {@link DynamoDbOutboxTables}; enqueue with
  * {@link #writer()} (rule E4).
  *
- * <h2>Leases (S4, S4b, S5, S6, S7)</h2>
- * {@link #acquireBucketLeases} follows {@link LeasePlan}: it writes the relay's heartbeat, reads
+ * <h2>Leases (S4, S4b, S5, S6, S7, S8)</h2>
+ * {@link #acquireBucketLeases} runs the shared {@link LeaseAcquisition} recipe, planned by
+ * {@link LeasePlan}: it looks for sequence counters of buckets below 0 or at or above
+ * {@code bucketCount} (S8, two one-item Queries), writes the relay's heartbeat, reads
  * every heartbeat and lease in one strongly consistent Query, plans, then makes one conditional
  * {@code UpdateItem} per lease transition, with the clock's epoch milliseconds (S11):
  * <ul>
@@ -138,6 +145,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private final AtomicLong refusedWrites = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final DynamoDbDeadLetters deadLetters;
+    private final DynamoDbLeases leaseStore = new DynamoDbLeases();
 
     private DynamoDbOutboxStore(DynamoDbClient client, DynamoDbOutboxOptions options, boolean ownsClient) {
         this.client = Objects.requireNonNull(client, "client must not be null");
@@ -267,46 +275,82 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     private List<Integer> acquireLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
-        long now = clock.millis();
-        String me = request.relayId();
-        requireNoCountersFrom(request.bucketCount());
-        putHeartbeat(me, now);
-        Map<String, Long> heartbeats = new HashMap<>();
-        List<BucketLease> leases = new ArrayList<>();
-        readFleet(heartbeats, leases);
-        LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases);
-        for (BucketLease seen : plan.keep()) {
-            fencedUpdate(seen, me, "SET #expiresAt = :exp", Map.of(":exp", number(plan.renewedExpiry(seen))));
-        }
-        for (BucketLease seen : plan.release()) {
-            fencedUpdate(seen, me, "REMOVE #owner", Map.of());
-        }
-        for (BucketLease seen : plan.claim()) {
-            claim(seen.bucket(), me, now, plan.claimExpiry());
-        }
-        plan.staleRelays().forEach(this::deleteStaleHeartbeat);
-        return ownedLeases(me, now, request.bucketCount());
+        StoreArguments.requireRequest(request);
+        return LeaseAcquisition.acquire(request, clock, leaseStore);
     }
 
-    /** S8: a counter at or above bucketCount means some writer uses more buckets than this relay. */
-    private void requireNoCountersFrom(int bucketCount) {
-        QueryResponse response = client.query(QueryRequest.builder()
-                .tableName(coordinationTable)
-                .keyConditionExpression("#pk = :counter AND #sk >= :from")
-                .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK, "#sk", CoordinationItems.SK))
-                .expressionAttributeValues(Map.of(":counter", AttributeValue.fromS(CoordinationItems.COUNTER),
-                        ":from", AttributeValue.fromS(CoordinationItems.padded(bucketCount))))
-                .consistentRead(true)
-                .limit(1)
-                .build());
-        if (!response.items().isEmpty()) {
-            long bucket = MessageItems.requiredNumber(response.items().get(0), CoordinationItems.BUCKET);
-            throw new OutboxMisconfigurationException("a writer enqueued outbox messages into bucket " + bucket
-                    + " (table " + coordinationTable + " holds its sequence counter), outside [0, " + bucketCount
-                    + "): writers and relays disagree on bucketCount. Configure the same bucketCount everywhere; if"
-                    + " the count was lowered on purpose, drain those buckets and delete their counter items"
-                    + " (pk = \"counter\", sk >= \"" + CoordinationItems.padded(bucketCount) + "\").");
+    /**
+     * The primitives of {@link LeaseAcquisition} on the coordination table. No seeding: a claim is
+     * a conditional {@code UpdateItem}, which creates a missing lease item.
+     */
+    private final class DynamoDbLeases implements LeaseAcquisition.LeaseStore<RuntimeException> {
+
+        /**
+         * S8: a counter below 0 or at or above bucketCount means some writer uses buckets this relay
+         * never leases. Two one-item Queries on the counter partition, one on each side (a negative
+         * bucket's zero-padded sort key starts with '-', which sorts before every digit).
+         */
+        @Override
+        public List<StrayRows> strayRows(int bucketCount) {
+            List<Integer> stray = new ArrayList<>(2);
+            firstCounter("#sk < :bound", CoordinationItems.padded(0)).ifPresent(stray::add);
+            firstCounter("#sk >= :bound", CoordinationItems.padded(bucketCount)).ifPresent(stray::add);
+            return List.of(new StrayRows("outbox messages enqueued by a writer (table " + coordinationTable
+                    + " holds their sequence counters)", stray, "if the count was changed on purpose, drain those "
+                    + "buckets and delete their counter items (pk = \"counter\", sk outside [\""
+                    + CoordinationItems.padded(0) + "\", \"" + CoordinationItems.padded(bucketCount) + "\"))"));
+        }
+
+        private java.util.OptionalInt firstCounter(String skCondition, String bound) {
+            QueryResponse response = client.query(QueryRequest.builder()
+                    .tableName(coordinationTable)
+                    .keyConditionExpression("#pk = :counter AND " + skCondition)
+                    .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK, "#sk", CoordinationItems.SK))
+                    .expressionAttributeValues(Map.of(":counter", AttributeValue.fromS(CoordinationItems.COUNTER),
+                            ":bound", AttributeValue.fromS(bound)))
+                    .consistentRead(true)
+                    .limit(1)
+                    .build());
+            return response.items().isEmpty() ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(
+                    Math.toIntExact(MessageItems.requiredNumber(response.items().get(0), CoordinationItems.BUCKET)));
+        }
+
+        @Override
+        public void writeHeartbeat(String relayId, long nowMillis) {
+            putHeartbeat(relayId, nowMillis);
+        }
+
+        @Override
+        public LeaseSnapshot readSnapshot(int bucketCount) {
+            Map<String, Long> heartbeats = new HashMap<>();
+            List<BucketLease> leases = new ArrayList<>();
+            readFleet(heartbeats, leases);
+            return new LeaseSnapshot(heartbeats, leases);
+        }
+
+        @Override
+        public void writeLeases(LeaseWrites writes) {
+            String me = writes.relayId();
+            for (LeaseAcquisition.Keep keep : writes.keep()) {
+                fencedUpdate(keep.observed(), me, "SET #expiresAt = :exp",
+                        Map.of(":exp", number(keep.expiresAtMillis())));
+            }
+            for (BucketLease seen : writes.release()) {
+                fencedUpdate(seen, me, "REMOVE #owner", Map.of());
+            }
+            for (BucketLease seen : writes.claim()) {
+                claim(seen.bucket(), me, writes.nowMillis(), writes.claimExpiresAtMillis());
+            }
+        }
+
+        @Override
+        public void deleteStaleHeartbeats(Map<String, Long> stale) {
+            stale.forEach(DynamoDbOutboxStore.this::deleteStaleHeartbeat);
+        }
+
+        @Override
+        public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) {
+            return ownedLeases(relayId, nowMillis, bucketCount);
         }
     }
 
@@ -438,7 +482,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     private List<Integer> renewLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
+        StoreArguments.requireRequest(request);
         long now = clock.millis();
         String me = request.relayId();
         putHeartbeat(me, now);
@@ -509,12 +553,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     private List<Integer> probePending(List<Integer> buckets) {
-        Objects.requireNonNull(buckets, "buckets must not be null");
-        TreeSet<Integer> distinct = new TreeSet<>();
-        for (Integer bucket : buckets) {
-            requireBucket(Objects.requireNonNull(bucket, "buckets must not contain null"));
-            distinct.add(bucket);
-        }
+        List<Integer> distinct = StoreArguments.requireBuckets(buckets);
         List<Integer> pending = new ArrayList<>();
         if (probes == null || distinct.size() == 1) {
             for (int bucket : distinct) {
@@ -564,10 +603,8 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     private List<OutboxMessage> readBatch(int bucket, int maxCount) {
-        requireBucket(bucket);
-        if (maxCount < 1) {
-            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
-        }
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
         Map<String, AttributeValue> start = null;
         do {
@@ -636,16 +673,11 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     private void deletePublished(int bucket, List<OutboxMessage> published) {
-        requireBucket(bucket);
-        Objects.requireNonNull(published, "published must not be null");
+        List<DynamoDbStoredMessage> stored = StoreArguments.requirePublished(bucket, published, DynamoDbStoredMessage.class,
+                m -> m.table().equals(messagesTable), "table " + messagesTable);
         TreeSet<Long> seqs = new TreeSet<>();
-        for (OutboxMessage m : published) {
-            if (!(m instanceof DynamoDbStoredMessage stored) || stored.bucket() != bucket
-                    || !stored.table().equals(messagesTable)) {
-                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
-                        + " was not read from bucket " + bucket + " of table " + messagesTable);
-            }
-            seqs.add(stored.seq());
+        for (DynamoDbStoredMessage m : stored) {
+            seqs.add(m.seq());
         }
         List<WriteRequest> deletes = new ArrayList<>(seqs.size());
         for (long seq : seqs) {
@@ -740,12 +772,6 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
             throw ApiCallTimeoutException.create(timeout.toMillis());
         }
         return Duration.ofNanos(left);
-    }
-
-    private static void requireBucket(int bucket) {
-        if (bucket < 0) {
-            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
-        }
     }
 
     /**

@@ -174,6 +174,8 @@ public enum JdbcDialect {
                             + q("kafka_partition") + " INT NULL," + c
                             + q("created_at") + " BIGINT NOT NULL," + c
                             + "PRIMARY KEY (" + q("bucket") + ", " + q("id") + ")," + c
+                            + "CONSTRAINT " + quote(tables.messagesBucketCheck()) + " CHECK (" + q("bucket")
+                            + " >= 0)," + c
                             + "KEY " + quote(tables.messagesIdIndex()) + " (" + q("id") + ")\n"
                             + ") ENGINE=InnoDB",
                     "CREATE TABLE IF NOT EXISTS " + leases + " (" + c
@@ -211,7 +213,8 @@ public enum JdbcDialect {
                 + q("record_value") + " " + binary + "," + c
                 + q("headers") + " " + binary + " NOT NULL," + c
                 + q("kafka_partition") + " INTEGER," + c
-                + q("created_at") + " BIGINT NOT NULL"
+                + q("created_at") + " BIGINT NOT NULL," + c
+                + "CONSTRAINT " + quote(tables.messagesBucketCheck()) + " CHECK (" + q("bucket") + " >= 0)"
                 + (postgres ? "," + c + "CONSTRAINT " + quote(tables.messagesIndex()) + " PRIMARY KEY ("
                         + q("bucket") + ", " + q("id") + ")" : "")
                 + "\n)";
@@ -259,7 +262,7 @@ public enum JdbcDialect {
                 .append("-- JdbcOutboxStore.createSchema() runs the same statements. Every statement is idempotent.\n")
                 .append("--\n")
                 .append("-- ").append(tables.messages()).append(": pending messages, deleted once the broker acknowledged them.\n")
-                .append("--   id: enqueue order within a bucket; bucket: ordering bucket (rule E2);\n")
+                .append("--   id: enqueue order within a bucket; bucket: ordering bucket (rule E2), never negative (S8);\n")
                 .append("--   record_key, record_value: serialized Kafka key and value, NULL and empty differ;\n")
                 .append("--   headers: OutboxHeaderCodec version 1; kafka_partition: explicit partition or NULL;\n")
                 .append("--   created_at: creation time, epoch milliseconds UTC.\n")

@@ -13,8 +13,13 @@ import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.OutboxHeaderCodec;
+import io.outbox.spi.support.StoreArguments;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -64,8 +70,10 @@ import javax.sql.DataSource;
  *       {@code DELETE ... WHERE bucket = ? AND id = ANY (?)} with the ids as an array.</li>
  *   <li>{@link #bucketsWithPending}: one statement, a {@code LIMIT 1} index seek per bucket joined
  *       with {@code UNION ALL}.</li>
- *   <li>{@link #acquireBucketLeases} follows {@link LeasePlan}: an index seek for rows at or above
- *       {@code bucketCount} (S8), the heartbeat upsert, one read of heartbeats and one of leases,
+ *   <li>{@link #acquireBucketLeases} runs the shared {@link LeaseAcquisition} recipe (planned by
+ *       {@link LeasePlan}) over these statements: one statement with an index seek on each side
+ *       of {@code [0, bucketCount)} for stray rows (S8; the DDL's {@code CHECK (bucket >= 0)}
+ *       keeps negative buckets out of tables it created), the heartbeat upsert, one read of heartbeats and one of leases,
  *       missing lease rows inserted if absent, then one single-row guarded {@code UPDATE} per
  *       keep ({@code WHERE bucket = ? AND owner = me AND expires_at = seen}), release (same
  *       guard) and claim ({@code WHERE bucket = ? AND (owner IS NULL OR expires_at <= now)}),
@@ -311,34 +319,98 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
+        StoreArguments.requireRequest(request);
         return run("acquiring bucket leases for relay '" + request.relayId() + "'", true,
-                (c, s) -> acquire(c, s, request));
+                (c, s) -> LeaseAcquisition.acquire(request, clock, new JdbcLeases(c, s)));
     }
 
-    private List<Integer> acquire(Connection c, Sql s, LeaseRequest request) throws SQLException {
-        long now = clock.millis();
-        String me = request.relayId();
-        requireNoRowsOutside(c, s, request.bucketCount());
-        heartbeat(c, s, me, now);
-        LeasePlan plan = LeasePlan.compute(request, now, heartbeats(c, s), leases(c, s, request.bucketCount()));
-        forEach(c, s.insertLeaseIfAbsent, plan.missingBuckets(), true, (st, bucket) -> st.setInt(1, bucket));
-        forEach(c, s.keepLease, plan.keep(), false, (st, lease) -> {
-            st.setLong(1, plan.renewedExpiry(lease));
-            bindFence(s, st, 2, lease, me);
-        });
-        forEach(c, s.releaseLease, plan.release(), false, (st, lease) -> bindFence(s, st, 1, lease, me));
-        forEach(c, s.claimLease, plan.claim(), false, (st, lease) -> {
-            s.dialect.setRelayId(st, 1, me);
-            st.setLong(2, plan.claimExpiry());
-            st.setInt(3, lease.bucket());
-            st.setLong(4, now);
-        });
-        forEach(c, s.deleteStaleHeartbeat, plan.staleRelays().entrySet(), false, (st, stale) -> {
-            s.dialect.setRelayId(st, 1, stale.getKey());
-            st.setLong(2, stale.getValue());
-        });
-        return owned(c, s, me, now, request.bucketCount());
+    /**
+     * The primitives of {@link LeaseAcquisition} on one borrowed connection, each statement in
+     * auto-commit.
+     */
+    private final class JdbcLeases implements LeaseAcquisition.LeaseStore<SQLException> {
+        private final Connection c;
+        private final Sql s;
+
+        JdbcLeases(Connection c, Sql s) {
+            this.c = c;
+            this.s = s;
+        }
+
+        /** S8: one statement, an index seek on each side of {@code [0, bucketCount)}. */
+        @Override
+        public List<StrayRows> strayRows(int bucketCount) throws SQLException {
+            List<Integer> outside = new ArrayList<>(2);
+            try (PreparedStatement probe = c.prepareStatement(s.bucketsOutside)) {
+                probe.setInt(1, bucketCount);
+                try (ResultSet row = probe.executeQuery()) {
+                    while (row.next()) {
+                        outside.add(row.getInt(1));
+                    }
+                }
+            }
+            return List.of(StrayRows.of("pending outbox messages in table " + s.messages, outside));
+        }
+
+        @Override
+        public void writeHeartbeat(String relayId, long nowMillis) throws SQLException {
+            heartbeat(c, s, relayId, nowMillis);
+        }
+
+        @Override
+        public LeaseSnapshot readSnapshot(int bucketCount) throws SQLException {
+            Map<String, Long> heartbeats = new HashMap<>();
+            try (PreparedStatement select = c.prepareStatement(s.selectHeartbeats);
+                 ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    heartbeats.put(s.dialect.getRelayId(row, 1), row.getLong(2));
+                }
+            }
+            List<BucketLease> leases = new ArrayList<>();
+            try (PreparedStatement select = c.prepareStatement(s.selectLeases)) {
+                select.setInt(1, bucketCount);
+                try (ResultSet row = select.executeQuery()) {
+                    while (row.next()) {
+                        leases.add(new BucketLease(row.getInt(1), s.dialect.getRelayId(row, 2), row.getLong(3)));
+                    }
+                }
+            }
+            return new LeaseSnapshot(heartbeats, leases);
+        }
+
+        @Override
+        public void createFreeLeases(List<Integer> buckets) throws SQLException {
+            forEach(c, s.insertLeaseIfAbsent, buckets, true, (st, bucket) -> st.setInt(1, bucket));
+        }
+
+        @Override
+        public void writeLeases(LeaseWrites writes) throws SQLException {
+            String me = writes.relayId();
+            forEach(c, s.keepLease, writes.keep(), false, (st, keep) -> {
+                st.setLong(1, keep.expiresAtMillis());
+                bindFence(s, st, 2, keep.observed(), me);
+            });
+            forEach(c, s.releaseLease, writes.release(), false, (st, lease) -> bindFence(s, st, 1, lease, me));
+            forEach(c, s.claimLease, writes.claim(), false, (st, lease) -> {
+                s.dialect.setRelayId(st, 1, me);
+                st.setLong(2, writes.claimExpiresAtMillis());
+                st.setInt(3, lease.bucket());
+                st.setLong(4, writes.nowMillis());
+            });
+        }
+
+        @Override
+        public void deleteStaleHeartbeats(Map<String, Long> stale) throws SQLException {
+            forEach(c, s.deleteStaleHeartbeat, stale.entrySet(), false, (st, relay) -> {
+                s.dialect.setRelayId(st, 1, relay.getKey());
+                st.setLong(2, relay.getValue());
+            });
+        }
+
+        @Override
+        public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) throws SQLException {
+            return owned(c, s, relayId, nowMillis, bucketCount);
+        }
     }
 
     /** The fence of keep and release, from parameter {@code first} on: bucket, owner = me, expiry as seen. */
@@ -349,61 +421,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         st.setLong(first + 2, lease.expiresAtMillis());
     }
 
-    /** S8: rows the relay can never claim mean writers and relays disagree on the bucket count. */
-    private void requireNoRowsOutside(Connection c, Sql s, int bucketCount) throws SQLException {
-        List<Integer> outside = new ArrayList<>();
-        try (PreparedStatement probe = c.prepareStatement(s.firstBucketAtOrAbove)) {
-            int from = bucketCount;
-            while (outside.size() < 5) {
-                probe.setInt(1, from);
-                try (ResultSet row = probe.executeQuery()) {
-                    if (!row.next()) {
-                        break;
-                    }
-                    outside.add(row.getInt(1));
-                }
-                if (outside.get(outside.size() - 1) == Integer.MAX_VALUE) {
-                    break;
-                }
-                from = outside.get(outside.size() - 1) + 1;
-            }
-        }
-        if (!outside.isEmpty()) {
-            throw new OutboxMisconfigurationException("pending outbox messages in bucket(s) " + outside
-                    + (outside.size() == 5 ? " and possibly more" : "") + " of table " + s.messages
-                    + ", outside [0, " + bucketCount + "): writers and relays disagree on bucketCount (rule S8)");
-        }
-    }
-
     private static void heartbeat(Connection c, Sql s, String relayId, long now) throws SQLException {
         try (PreparedStatement upsert = c.prepareStatement(s.upsertHeartbeat)) {
             s.dialect.bindHeartbeat(upsert, relayId, now);
             upsert.executeUpdate();
         }
-    }
-
-    private static Map<String, Long> heartbeats(Connection c, Sql s) throws SQLException {
-        Map<String, Long> heartbeats = new HashMap<>();
-        try (PreparedStatement select = c.prepareStatement(s.selectHeartbeats);
-             ResultSet row = select.executeQuery()) {
-            while (row.next()) {
-                heartbeats.put(s.dialect.getRelayId(row, 1), row.getLong(2));
-            }
-        }
-        return heartbeats;
-    }
-
-    private static List<BucketLease> leases(Connection c, Sql s, int bucketCount) throws SQLException {
-        List<BucketLease> leases = new ArrayList<>();
-        try (PreparedStatement select = c.prepareStatement(s.selectLeases)) {
-            select.setInt(1, bucketCount);
-            try (ResultSet row = select.executeQuery()) {
-                while (row.next()) {
-                    leases.add(new BucketLease(row.getInt(1), s.dialect.getRelayId(row, 2), row.getLong(3)));
-                }
-            }
-        }
-        return leases;
     }
 
     /** The buckets {@code relayId} holds at {@code now}, read back from the leases table. */
@@ -425,7 +447,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
+        StoreArguments.requireRequest(request);
         return run("renewing bucket leases for relay '" + request.relayId() + "'", true, (c, s) -> {
             long now = clock.millis();
             String me = request.relayId();
@@ -443,9 +465,9 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                     renew.executeUpdate();
                 }
             }
-            List<Integer> held = new ArrayList<>(owned(c, s, me, now, request.bucketCount()));
-            held.retainAll(buckets);
-            return List.copyOf(held);
+            BitSet asked = new BitSet(request.bucketCount());
+            buckets.forEach(asked::set);
+            return owned(c, s, me, now, request.bucketCount()).stream().filter(asked::get).toList();
         });
     }
 
@@ -471,15 +493,10 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     @Override
     public List<Integer> bucketsWithPending(List<Integer> buckets) {
-        Objects.requireNonNull(buckets, "buckets must not be null");
-        TreeSet<Integer> asked = new TreeSet<>();
-        for (Integer bucket : buckets) {
-            asked.add(Objects.requireNonNull(bucket, "buckets must not contain null"));
-        }
-        if (asked.isEmpty()) {
+        List<Integer> distinct = StoreArguments.requireBuckets(buckets);
+        if (distinct.isEmpty()) {
             return List.of();
         }
-        List<Integer> distinct = List.copyOf(asked);
         return run("probing buckets for pending messages", false, (c, s) -> {
             TreeSet<Integer> pending = new TreeSet<>();
             for (int from = 0; from < distinct.size(); from += PROBE_CHUNK) {
@@ -501,10 +518,8 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     @Override
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-        requireBucket(bucket);
-        if (maxCount < 1) {
-            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
-        }
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
         return run("reading a batch of bucket " + bucket, false, (c, s) -> {
             List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
             try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
@@ -546,15 +561,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     @Override
     public void markPublished(int bucket, List<OutboxMessage> published) {
-        requireBucket(bucket);
-        Objects.requireNonNull(published, "published must not be null");
-        List<Long> ids = new ArrayList<>(published.size());
-        for (OutboxMessage m : published) {
-            if (!(m instanceof JdbcStoredMessage stored) || stored.bucket() != bucket || !stored.tables().equals(tables)) {
-                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
-                        + " was not read from bucket " + bucket + " of the outbox table " + tables.messages());
-            }
-            ids.add(stored.id());
+        List<JdbcStoredMessage> stored = StoreArguments.requirePublished(bucket, published, JdbcStoredMessage.class,
+                m -> m.tables().equals(tables), "the outbox table " + tables.messages());
+        List<Long> ids = new ArrayList<>(stored.size());
+        for (JdbcStoredMessage m : stored) {
+            ids.add(m.id());
         }
         if (ids.isEmpty()) {
             return;
@@ -784,12 +795,6 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
 
     private static boolean isDuplicateKey(SQLException e) {
         return e.getSQLState() != null && e.getSQLState().startsWith("23");
-    }
-
-    private static void requireBucket(int bucket) {
-        if (bucket < 0) {
-            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
-        }
     }
 
     static long requirePayloadLimit(long maxPayloadBytes) {

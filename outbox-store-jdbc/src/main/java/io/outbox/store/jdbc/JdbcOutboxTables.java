@@ -131,6 +131,16 @@ public record JdbcOutboxTables(String schema, String messages, String leases, St
         return messages + "_id";
     }
 
+    /**
+     * The name of the messages table's {@code CHECK (bucket >= 0)} constraint (rule S8: no row
+     * may lie below bucket 0).
+     *
+     * @return {@code <messages>_bucket_ck}, as long as {@link #messagesIndex()}
+     */
+    public String messagesBucketCheck() {
+        return messages + "_bucket_ck";
+    }
+
     private static void requireIdentifier(String what, String name) {
         Objects.requireNonNull(name, what + " name must not be null");
         if (name.length() > MAX_NAME_LENGTH) {

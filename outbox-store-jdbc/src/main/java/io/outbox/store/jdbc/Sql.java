@@ -20,7 +20,7 @@ final class Sql {
 
     final String insertMessage;
     final String selectBatch;
-    final String firstBucketAtOrAbove;
+    final String bucketsOutside;
     final String pendingMetrics;
     final String upsertHeartbeat;
     final String selectHeartbeats;
@@ -49,9 +49,11 @@ final class Sql {
         // order and stops at the limit, instead of reading and sorting the whole bucket (S1).
         selectBatch = "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " WHERE "
                 + bucket + " = ? ORDER BY " + bucket + ", " + q("id") + " LIMIT ?";
-        // An index seek on (bucket, id): cheap enough for every acquire (S8).
-        firstBucketAtOrAbove = "SELECT " + bucket + " FROM " + messages + " WHERE " + bucket + " >= ? ORDER BY "
-                + bucket + " LIMIT 1";
+        // Two index seeks on (bucket, id) in one statement, cheap enough for every acquire (S8):
+        // the lowest bucket below 0 and the lowest at or above bucketCount. Parameter: bucketCount.
+        bucketsOutside = "(SELECT " + bucket + " FROM " + messages + " WHERE " + bucket + " < 0 ORDER BY " + bucket
+                + " LIMIT 1) UNION ALL (SELECT " + bucket + " FROM " + messages + " WHERE " + bucket + " >= ? ORDER BY "
+                + bucket + " LIMIT 1)";
         pendingMetrics = "SELECT COUNT(*), MIN(" + q("created_at") + ") FROM " + messages;
 
         upsertHeartbeat = dialect.upsertHeartbeat(relays);

@@ -69,7 +69,7 @@ final class MessageDocuments {
                     document.getString(TOPIC).getValue(), bytesOrNull(document, KEY), bytesOrNull(document, VALUE),
                     OutboxHeaderCodec.decode(document.getBinary(HEADERS).getData()), partition(document),
                     Instant.ofEpochMilli(document.getDateTime(CREATED_AT).getValue()));
-            return new MongoStoredMessage(message, document.getInt64(SEQ).getValue());
+            return new MongoStoredMessage(message, document.getInt64(SEQ).getValue(), collection);
         } catch (BsonInvalidOperationException | IllegalArgumentException e) {
             throw new IllegalStateException("corrupt outbox message document _id=" + describeId(document)
                     + " in collection " + collection + ": " + e.getMessage(), e);

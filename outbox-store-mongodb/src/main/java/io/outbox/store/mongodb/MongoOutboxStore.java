@@ -41,11 +41,17 @@ import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.StoreArguments;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,7 +94,8 @@ import org.bson.conversions.Bson;
  * never server time.
  *
  * <h2>Leases (S4, S4b, S5)</h2>
- * {@link #acquireBucketLeases} follows {@link LeasePlan}: it upserts the heartbeat, reads all
+ * {@link #acquireBucketLeases} runs the shared {@link LeaseAcquisition} recipe, planned by
+ * {@link LeasePlan}: it probes for stray buckets (S8), upserts the heartbeat, reads all
  * heartbeats and leases, and then sends every planned transition as one {@code updateOne}
  * statement whose filter carries the condition, so the server decides every race:
  * <ul>
@@ -176,6 +183,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     private final MongoOutboxWriter writer;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final MongoDeadLetters deadLetters;
+    private final MongoLeases leaseStore = new MongoLeases();
 
     private MongoOutboxStore(MongoClient client, MongoOutboxOptions options, boolean ownsClient) {
         this.client = client;
@@ -292,123 +300,135 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * heartbeats (rare), and the read-back.
      *
      * @throws OutboxMisconfigurationException if a message or a sequence counter exists in a
-     *     bucket {@code >= bucketCount}; the message names the bucket and the collection
+     *     bucket below 0 or at or above {@code bucketCount} (S8); the message names the bucket and
+     *     the collection
      */
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
-        long now = clock.millis();
-        requireNothingOutside(request.bucketCount());
-        String me = request.relayId();
-        beat(me, now);
-        LeasePlan plan = LeasePlan.compute(request, now, readHeartbeats(), readLeases());
-        seed(plan.missingBuckets());
-        List<WriteModel<BsonDocument>> writes = new ArrayList<>();
-        for (BucketLease observed : plan.keep()) {
-            writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed),
-                    Updates.set(EXPIRES_AT, plan.renewedExpiry(observed))));
+        StoreArguments.requireRequest(request);
+        return LeaseAcquisition.acquire(request, clock, leaseStore);
+    }
+
+    /** The primitives of {@link LeaseAcquisition} on this store's collections. */
+    private final class MongoLeases implements LeaseAcquisition.LeaseStore<RuntimeException> {
+
+        /**
+         * S8: messages or counters in a bucket the relays never lease mean a bucket-count mismatch.
+         * One query per collection; the two ranges of an {@code $or} on one indexed field are one
+         * index scan with two intervals.
+         */
+        @Override
+        public List<StrayRows> strayRows(int bucketCount) {
+            List<Integer> messageBuckets = new ArrayList<>(1);
+            BsonDocument message = messages.find(or(lt(BUCKET, 0), gte(BUCKET, bucketCount)))
+                    .projection(Projections.fields(Projections.include(BUCKET), Projections.excludeId()))
+                    .limit(1).first();
+            if (message != null) {
+                messageBuckets.add(message.get(BUCKET).asNumber().intValue());
+            }
+            List<Integer> counterBuckets = new ArrayList<>(1);
+            BsonDocument counter = sequences.find(or(lt(ID, 0), gte(ID, bucketCount))).limit(1).first();
+            if (counter != null) {
+                counterBuckets.add(counter.get(ID).asNumber().intValue());
+            }
+            return List.of(
+                    StrayRows.of("pending outbox messages in collection " + options.database() + "."
+                            + options.messagesCollection(), messageBuckets),
+                    new StrayRows("sequence counters a writer reserved in collection " + options.database() + "."
+                            + options.sequencesCollection(), counterBuckets, "if the bucket count was changed on "
+                            + "purpose after every message was published, delete the counter documents whose _id "
+                            + "is outside [0, " + bucketCount + ")"));
         }
-        for (BucketLease observed : plan.release()) {
-            writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed), Updates.set(OWNER, BsonNull.VALUE)));
+
+        @Override
+        public void writeHeartbeat(String relayId, long nowMillis) {
+            retryingDuplicateKeys(() -> relays.updateOne(eq(ID, relayId), Updates.set(LAST_SEEN, nowMillis),
+                    new UpdateOptions().upsert(true)));
         }
-        for (BucketLease observed : plan.claim()) {
-            writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()), or(eq(OWNER, null), lte(EXPIRES_AT, now))),
-                    Updates.combine(Updates.set(OWNER, me), Updates.set(EXPIRES_AT, plan.claimExpiry()))));
+
+        @Override
+        public LeaseSnapshot readSnapshot(int bucketCount) {
+            Map<String, Long> heartbeats = new HashMap<>();
+            for (BsonDocument relay : relays.find()) {
+                BsonValue lastSeen = relay.get(LAST_SEEN);
+                if (relay.isString(ID) && lastSeen != null && lastSeen.isNumber()) {
+                    heartbeats.put(relay.getString(ID).getValue(), lastSeen.asNumber().longValue());
+                }
+            }
+            List<BucketLease> all = new ArrayList<>();
+            for (BsonDocument lease : leases.find(and(gte(ID, 0), lt(ID, bucketCount)))) {
+                try {
+                    BsonValue owner = lease.get(OWNER);
+                    all.add(new BucketLease(lease.get(ID).asNumber().intValue(),
+                            owner == null || owner.isNull() ? null : owner.asString().getValue(),
+                            lease.get(EXPIRES_AT).asNumber().longValue()));
+                } catch (RuntimeException e) {
+                    throw new IllegalStateException("corrupt lease document " + lease.toJson() + " in collection "
+                            + options.database() + "." + options.leasesCollection(), e);
+                }
+            }
+            return new LeaseSnapshot(heartbeats, all);
         }
-        if (!writes.isEmpty()) {
+
+        /** Creates missing lease documents free; one from a concurrent relay is as good. */
+        @Override
+        public void createFreeLeases(List<Integer> missing) {
+            List<WriteModel<BsonDocument>> upserts = new ArrayList<>(missing.size());
+            for (int bucket : missing) {
+                upserts.add(new UpdateOneModel<>(eq(ID, bucket),
+                        Updates.combine(Updates.setOnInsert(OWNER, BsonNull.VALUE), Updates.setOnInsert(EXPIRES_AT, 0L)),
+                        new UpdateOptions().upsert(true)));
+            }
+            try {
+                leases.bulkWrite(upserts, UNORDERED);
+            } catch (MongoException e) {
+                if (!DuplicateKeys.only(e)) {
+                    throw e;
+                }
+                // A concurrent relay inserted the same bucket first; any still missing is seeded next call.
+            }
+        }
+
+        /** One unordered bulk write with every keep, release and claim. */
+        @Override
+        public void writeLeases(LeaseWrites plan) {
+            String me = plan.relayId();
+            List<WriteModel<BsonDocument>> writes = new ArrayList<>();
+            for (LeaseAcquisition.Keep keep : plan.keep()) {
+                writes.add(new UpdateOneModel<>(ownedAsObserved(me, keep.observed()),
+                        Updates.set(EXPIRES_AT, keep.expiresAtMillis())));
+            }
+            for (BucketLease observed : plan.release()) {
+                writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed), Updates.set(OWNER, BsonNull.VALUE)));
+            }
+            for (BucketLease observed : plan.claim()) {
+                writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()),
+                        or(eq(OWNER, null), lte(EXPIRES_AT, plan.nowMillis()))),
+                        Updates.combine(Updates.set(OWNER, me), Updates.set(EXPIRES_AT, plan.claimExpiresAtMillis()))));
+            }
             leases.bulkWrite(writes, UNORDERED);
         }
-        deleteStale(plan.staleRelays());
-        return owned(me, now, and(gte(ID, 0), lt(ID, request.bucketCount())));
+
+        @Override
+        public void deleteStaleHeartbeats(Map<String, Long> stale) {
+            List<WriteModel<BsonDocument>> deletes = new ArrayList<>(stale.size());
+            stale.forEach((relayId, lastSeen) -> deletes.add(new DeleteOneModel<>(and(eq(ID, relayId),
+                    eq(LAST_SEEN, lastSeen)))));
+            relays.bulkWrite(deletes, UNORDERED);
+        }
+
+        @Override
+        public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) {
+            return owned(relayId, nowMillis, and(gte(ID, 0), lt(ID, bucketCount)));
+        }
     }
 
     private static Bson ownedAsObserved(String me, BucketLease observed) {
         return and(eq(ID, observed.bucket()), eq(OWNER, me), eq(EXPIRES_AT, observed.expiresAtMillis()));
     }
 
-    /** S8: messages or counters in a bucket the relays never lease mean a bucket-count mismatch. */
-    private void requireNothingOutside(int bucketCount) {
-        BsonDocument message = messages.find(gte(BUCKET, bucketCount))
-                .projection(Projections.fields(Projections.include(BUCKET), Projections.excludeId()))
-                .limit(1).first();
-        if (message != null) {
-            throw new OutboxMisconfigurationException("pending outbox messages in bucket "
-                    + message.get(BUCKET).asNumber().intValue() + " (collection " + options.database() + "."
-                    + options.messagesCollection() + "), outside [0, " + bucketCount
-                    + "): writers and relays disagree on bucketCount; give every writer and relay the same one");
-        }
-        BsonDocument counter = sequences.find(gte(ID, bucketCount)).limit(1).first();
-        if (counter != null) {
-            int bucket = counter.get(ID).asNumber().intValue();
-            throw new OutboxMisconfigurationException("a writer reserved sequence numbers in bucket " + bucket
-                    + " (collection " + options.database() + "." + options.sequencesCollection() + "), outside [0, "
-                    + bucketCount + "): writers and relays disagree on bucketCount; give every writer and relay "
-                    + "the same one. If the bucket count was lowered on purpose after every message was published, "
-                    + "delete the counter documents with _id >= " + bucketCount);
-        }
-    }
-
     private void beat(String relayId, long now) {
-        retryingDuplicateKeys(() -> relays.updateOne(eq(ID, relayId), Updates.set(LAST_SEEN, now),
-                new UpdateOptions().upsert(true)));
-    }
-
-    private Map<String, Long> readHeartbeats() {
-        Map<String, Long> heartbeats = new HashMap<>();
-        for (BsonDocument relay : relays.find()) {
-            BsonValue lastSeen = relay.get(LAST_SEEN);
-            if (relay.isString(ID) && lastSeen != null && lastSeen.isNumber()) {
-                heartbeats.put(relay.getString(ID).getValue(), lastSeen.asNumber().longValue());
-            }
-        }
-        return heartbeats;
-    }
-
-    private List<BucketLease> readLeases() {
-        List<BucketLease> all = new ArrayList<>();
-        for (BsonDocument lease : leases.find()) {
-            try {
-                BsonValue owner = lease.get(OWNER);
-                all.add(new BucketLease(lease.get(ID).asNumber().intValue(),
-                        owner == null || owner.isNull() ? null : owner.asString().getValue(),
-                        lease.get(EXPIRES_AT).asNumber().longValue()));
-            } catch (RuntimeException e) {
-                throw new IllegalStateException("corrupt lease document " + lease.toJson() + " in collection "
-                        + options.database() + "." + options.leasesCollection(), e);
-            }
-        }
-        return all;
-    }
-
-    /** Creates missing lease documents free; one from a concurrent relay is as good. */
-    private void seed(List<Integer> missing) {
-        if (missing.isEmpty()) {
-            return;
-        }
-        List<WriteModel<BsonDocument>> upserts = new ArrayList<>(missing.size());
-        for (int bucket : missing) {
-            upserts.add(new UpdateOneModel<>(eq(ID, bucket),
-                    Updates.combine(Updates.setOnInsert(OWNER, BsonNull.VALUE), Updates.setOnInsert(EXPIRES_AT, 0L)),
-                    new UpdateOptions().upsert(true)));
-        }
-        try {
-            leases.bulkWrite(upserts, UNORDERED);
-        } catch (MongoException e) {
-            if (!DuplicateKeys.only(e)) {
-                throw e;
-            }
-            // A concurrent relay inserted the same bucket first; any still missing is seeded next call.
-        }
-    }
-
-    private void deleteStale(Map<String, Long> stale) {
-        if (stale.isEmpty()) {
-            return;
-        }
-        List<WriteModel<BsonDocument>> deletes = new ArrayList<>(stale.size());
-        stale.forEach((relayId, lastSeen) -> deletes.add(new DeleteOneModel<>(and(eq(ID, relayId),
-                eq(LAST_SEEN, lastSeen)))));
-        relays.bulkWrite(deletes, UNORDERED);
+        leaseStore.writeHeartbeat(relayId, now);
     }
 
     private List<Integer> owned(String relayId, long now, Bson buckets) {
@@ -428,7 +448,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      */
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
+        StoreArguments.requireRequest(request);
         long now = clock.millis();
         String me = request.relayId();
         beat(me, now);
@@ -471,12 +491,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      */
     @Override
     public List<Integer> bucketsWithPending(List<Integer> buckets) {
-        Objects.requireNonNull(buckets, "buckets must not be null");
-        TreeSet<Integer> asked = new TreeSet<>();
-        for (Integer bucket : buckets) {
-            requireBucket(Objects.requireNonNull(bucket, "buckets must not contain null"));
-            asked.add(bucket);
-        }
+        List<Integer> asked = StoreArguments.requireBuckets(buckets);
         if (asked.isEmpty()) {
             return List.of();
         }
@@ -484,7 +499,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         for (BsonValue bucket : messages.distinct(BUCKET, and(in(BUCKET, asked), MongoDeadLetters.PENDING),
                 BsonValue.class)) {
             int b = bucket.asNumber().intValue();
-            if (asked.contains(b)) {
+            if (Collections.binarySearch(asked, b) >= 0) {
                 pending.add(b);
             }
         }
@@ -500,10 +515,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      */
     @Override
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-        requireBucket(bucket);
-        if (maxCount < 1) {
-            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
-        }
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
         String collection = options.database() + "." + options.messagesCollection();
         for (BsonDocument document : messages.find(and(eq(BUCKET, bucket), MongoDeadLetters.PENDING))
@@ -532,15 +545,11 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      */
     @Override
     public void markPublished(int bucket, List<OutboxMessage> published) {
-        requireBucket(bucket);
-        Objects.requireNonNull(published, "published must not be null");
-        List<UUID> ids = new ArrayList<>(published.size());
-        for (OutboxMessage message : published) {
-            Objects.requireNonNull(message, "published must not contain null");
-            if (message.bucket() != bucket) {
-                throw new IllegalArgumentException("message " + message.messageId() + " belongs to bucket "
-                        + message.bucket() + ", not to bucket " + bucket);
-            }
+        String collection = options.database() + "." + options.messagesCollection();
+        List<MongoStoredMessage> stored = StoreArguments.requirePublished(bucket, published, MongoStoredMessage.class,
+                m -> m.collection().equals(collection), "collection " + collection);
+        List<UUID> ids = new ArrayList<>(stored.size());
+        for (MongoStoredMessage message : stored) {
             ids.add(message.messageId());
         }
         if (ids.isEmpty()) {
@@ -624,12 +633,6 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     public String toString() {
         return "MongoOutboxStore[" + options.database() + "." + options.collectionPrefix() + "*, ownsClient="
                 + ownsClient + "]";
-    }
-
-    private static void requireBucket(int bucket) {
-        if (bucket < 0) {
-            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
-        }
     }
 
     /** Runs an upsert again when a concurrent upsert of the same _id won the insert. */

@@ -9,14 +9,21 @@ import io.outbox.OutboxMessage;
 final class MongoStoredMessage extends OutboxMessage {
 
     private final long seq;
+    private final String collection;
 
-    MongoStoredMessage(OutboxMessage message, long seq) {
+    MongoStoredMessage(OutboxMessage message, long seq, String collection) {
         super(message);
         this.seq = seq;
+        this.collection = collection;
     }
 
     long seq() {
         return seq;
+    }
+
+    /** The {@code database.collection} the message was read from. */
+    String collection() {
+        return collection;
     }
 
     @Override
