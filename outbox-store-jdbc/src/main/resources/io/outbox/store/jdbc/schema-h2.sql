@@ -3,7 +3,7 @@
 -- JdbcOutboxStore.createSchema() runs the same statements. Every statement is idempotent.
 --
 -- outbox_messages: pending messages, deleted once the broker acknowledged them.
---   id: enqueue order within a bucket; bucket: ordering bucket (rule E2);
+--   id: enqueue order within a bucket; bucket: ordering bucket (rule E2), never negative (S8);
 --   record_key, record_value: serialized Kafka key and value, NULL and empty differ;
 --   headers: OutboxHeaderCodec version 1; kafka_partition: explicit partition or NULL;
 --   created_at: creation time, epoch milliseconds UTC.
@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS "outbox_messages" (
     "record_value" VARBINARY,
     "headers" VARBINARY NOT NULL,
     "kafka_partition" INTEGER,
-    "created_at" BIGINT NOT NULL
+    "created_at" BIGINT NOT NULL,
+    CONSTRAINT "outbox_messages_bucket_ck" CHECK ("bucket" >= 0)
 );
 
 CREATE INDEX IF NOT EXISTS "outbox_messages_bucket_id" ON "outbox_messages" ("bucket", "id");

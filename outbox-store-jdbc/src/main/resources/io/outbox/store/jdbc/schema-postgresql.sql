@@ -3,7 +3,7 @@
 -- JdbcOutboxStore.createSchema() runs the same statements. Every statement is idempotent.
 --
 -- outbox_messages: pending messages, deleted once the broker acknowledged them.
---   id: enqueue order within a bucket; bucket: ordering bucket (rule E2);
+--   id: enqueue order within a bucket; bucket: ordering bucket (rule E2), never negative (S8);
 --   record_key, record_value: serialized Kafka key and value, NULL and empty differ;
 --   headers: OutboxHeaderCodec version 1; kafka_partition: explicit partition or NULL;
 --   created_at: creation time, epoch milliseconds UTC.
@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS "outbox_messages" (
     "headers" BYTEA NOT NULL,
     "kafka_partition" INTEGER,
     "created_at" BIGINT NOT NULL,
+    CONSTRAINT "outbox_messages_bucket_ck" CHECK ("bucket" >= 0),
     CONSTRAINT "outbox_messages_bucket_id" PRIMARY KEY ("bucket", "id")
 );
 

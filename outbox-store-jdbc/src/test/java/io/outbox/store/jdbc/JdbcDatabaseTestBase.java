@@ -269,7 +269,7 @@ abstract class JdbcDatabaseTestBase {
     }
 
     @Test
-    void S8_theErrorNamesTheBucketsOutsideTheRange() throws SQLException {
+    void S8_theErrorNamesTheLowestBucketOutsideTheRange() throws SQLException {
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
             store.writer().enqueue(c, message(3, "fine"), message(12, "outside"), message(9, "outside"),
@@ -278,8 +278,9 @@ abstract class JdbcDatabaseTestBase {
         }
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, LEASE)))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("bucket(s) [9, 12]")
-                .hasMessageContaining("outside [0, 8)");
+                .hasMessageContaining("in bucket [9]")
+                .hasMessageContaining("outside [0, 8)")
+                .hasMessageContaining(store.tables().messages());
         assertThat(store.acquireBucketLeases(LeaseRequest.of("relay", 13, LEASE))).hasSize(13);
     }
 

@@ -1,9 +1,16 @@
 package io.outbox.store.jdbc;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.OutboxStoreTck;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +24,8 @@ import java.util.Map;
 abstract class JdbcStoreTckBase extends OutboxStoreTck {
 
     private String prefix;
+    /** Whether this test dropped the messages table's CHECK (bucket >= 0) to insert below 0. */
+    private boolean bucketCheckDropped;
 
     /** The database this run uses. */
     abstract TestDatabase database();
@@ -99,6 +108,50 @@ abstract class JdbcStoreTckBase extends OutboxStoreTck {
             if (update.executeUpdate() != 1) {
                 throw new IllegalStateException("no row of message " + message.messageId());
             }
+        }
+    }
+
+    /**
+     * A row below bucket 0, as a foreign writer or a hand-written fix would leave it: the DDL's
+     * {@code CHECK (bucket >= 0)} must refuse it first (S8); the check is then dropped, as on a
+     * table made by an older DDL, and the row inserted, so the store's probe below 0 is tested too.
+     */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) throws Exception {
+        if (bucket >= 0) {
+            super.insertRawRow(store, message, bucket);
+            return;
+        }
+        JdbcOutboxStore jdbc = (JdbcOutboxStore) store;
+        Sql sql = new Sql(jdbc.dialect(), jdbc.tables());
+        try (Connection c = jdbc.dataSource().getConnection()) {
+            c.setAutoCommit(true);
+            if (!bucketCheckDropped) {
+                assertThatThrownBy(() -> insertRow(c, sql, message, bucket))
+                        .as("S8: the messages table's CHECK (bucket >= 0) refuses a row in bucket %d", bucket)
+                        .isInstanceOf(SQLException.class)
+                        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).startsWith("23"));
+                try (Statement ddl = c.createStatement()) {
+                    ddl.execute("ALTER TABLE " + sql.messages + " DROP CONSTRAINT "
+                            + jdbc.dialect().quote(jdbc.tables().messagesBucketCheck()));
+                }
+                bucketCheckDropped = true;
+            }
+            insertRow(c, sql, message, bucket);
+        }
+    }
+
+    private static void insertRow(Connection c, Sql sql, OutboxMessage message, int bucket) throws SQLException {
+        try (PreparedStatement insert = c.prepareStatement(sql.insertMessage)) {
+            insert.setInt(1, bucket);
+            sql.dialect.setMessageId(insert, 2, message.messageId());
+            insert.setString(3, message.topic());
+            insert.setNull(4, Types.VARBINARY);
+            insert.setNull(5, Types.VARBINARY);
+            insert.setBytes(6, message.encodedHeaders());
+            insert.setNull(7, Types.INTEGER);
+            insert.setLong(8, message.createdAt().toEpochMilli());
+            insert.executeUpdate();
         }
     }
 
