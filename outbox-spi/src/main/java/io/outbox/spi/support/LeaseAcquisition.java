@@ -266,7 +266,7 @@ public final class LeaseAcquisition {
         }
 
         String describe() {
-            return rows + " in bucket" + (buckets.size() == 1 ? " " : "s ") + buckets
+            return rows + " in " + (buckets.size() == 1 ? "bucket " + buckets.get(0) : "buckets " + buckets)
                     + (remedy == null ? "" : " (" + remedy + ")");
         }
     }

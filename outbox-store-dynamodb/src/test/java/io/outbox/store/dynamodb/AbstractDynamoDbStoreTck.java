@@ -97,6 +97,21 @@ abstract class AbstractDynamoDbStoreTck extends OutboxStoreTck {
                         .fromB(software.amazon.awssdk.core.SdkBytes.fromByteArray(new byte[] {0x7f})))));
     }
 
+    /**
+     * S8 below 0: the message item and the bucket's sequence counter, written directly, as a
+     * foreign writer with a signed hash would leave them.
+     */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) {
+        Map<String, AttributeValue> item = new java.util.HashMap<>(MessageItems.toItem(message, 1));
+        item.putAll(MessageItems.key(bucket, 1));
+        admin.putItem(r -> r.tableName(tables.messagesTable()).item(item));
+        Map<String, AttributeValue> counter = CoordinationItems.counterKey(bucket);
+        counter.put(CoordinationItems.SEQ, MessageItems.number(1));
+        counter.put(CoordinationItems.BUCKET, MessageItems.number(bucket));
+        admin.putItem(r -> r.tableName(tables.coordinationTable()).item(counter));
+    }
+
     @Override
     protected long maxPayloadBytes() {
         return DynamoDbOutboxStore.MAX_PAYLOAD_BYTES;

@@ -336,8 +336,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
                             + options.messagesCollection(), messageBuckets),
                     new StrayRows("sequence counters a writer reserved in collection " + options.database() + "."
                             + options.sequencesCollection(), counterBuckets, "if the bucket count was changed on "
-                            + "purpose after every message was published, delete the counter documents whose _id "
-                            + "is outside [0, " + bucketCount + ")"));
+                            + "purpose after every message was published, delete the counter documents with _id < 0 "
+                            + "or _id >= " + bucketCount));
         }
 
         @Override

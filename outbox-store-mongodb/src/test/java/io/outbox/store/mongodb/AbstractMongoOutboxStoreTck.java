@@ -2,10 +2,14 @@ package io.outbox.store.mongodb;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
 import io.outbox.tck.OutboxStoreTck;
 import java.time.Clock;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -76,6 +80,22 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
         if (changed != 1) {
             throw new IllegalStateException("no document of message " + message.messageId());
         }
+    }
+
+    /**
+     * S8 below 0: a message document and its sequence counter in any bucket, written directly, as
+     * a foreign writer with a signed hash would leave them.
+     */
+    @Override
+    protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) {
+        MongoOutboxOptions options = ((MongoOutboxStore) store).options();
+        var db = clientOf(store).getDatabase(options.database());
+        BsonDocument document = MessageDocuments.toDocument(message, 1);
+        document.put(MessageDocuments.BUCKET, new BsonInt32(bucket));
+        db.getCollection(options.messagesCollection(), BsonDocument.class).insertOne(document);
+        db.getCollection(options.sequencesCollection(), BsonDocument.class).updateOne(
+                new BsonDocument("_id", new BsonInt32(bucket)), Updates.inc(MessageDocuments.SEQ, 1L),
+                new UpdateOptions().upsert(true));
     }
 
     @Override
