@@ -142,12 +142,17 @@ public final class FairShare {
      */
     public String preferredRelay(int bucket) {
         Objects.checkIndex(bucket, bucketCount);
-        for (int rank = 0; rank < relays.size(); rank++) {
-            if (rangeOfRank(rank).contains(bucket)) {
-                return relays.get(rank);
-            }
+        if (relays.isEmpty()) {
+            return null;
         }
-        return null;
+        // Ranks below N mod R hold base + 1 buckets each, then ranks hold base: constant time, so a
+        // caller can map every one of 65,536 buckets without a quadratic loop.
+        int r = relays.size();
+        int base = bucketCount / r;
+        int extra = bucketCount % r;
+        int longRuns = extra * (base + 1);
+        int rank = bucket < longRuns ? bucket / (base + 1) : extra + (bucket - longRuns) / base;
+        return relays.get(rank);
     }
 
     @Override

@@ -94,4 +94,24 @@ class FairShareTest {
     Arbitrary<String> relayId() {
         return Arbitraries.strings().withCharRange('!', '~').ofMinLength(1).ofMaxLength(20);
     }
+
+    /** The constant-time preferredRelay agrees with the ranges for every bucket. */
+    @Test
+    void preferredRelayIsTheRelayWhoseRangeHoldsTheBucket() {
+        for (int n : new int[] {1, 2, 7, 8, 100, 1024}) {
+            for (int r : new int[] {1, 2, 3, 7, 8, 9, 150}) {
+                FairShare shares = FairShare.of(n, java.util.stream.IntStream.range(0, r).mapToObj(i -> "r" + i).toList());
+                for (int b = 0; b < n; b++) {
+                    String expected = null;
+                    for (int rank = 0; rank < shares.relays().size(); rank++) {
+                        if (shares.rangeOfRank(rank).contains(b)) {
+                            expected = shares.relays().get(rank);
+                        }
+                    }
+                    org.assertj.core.api.Assertions.assertThat(shares.preferredRelay(b))
+                            .as("bucket %d of %d among %d relays", b, n, r).isEqualTo(expected);
+                }
+            }
+        }
+    }
 }

@@ -230,4 +230,35 @@ class LeasePlanTest {
             return owners;
         }
     }
+
+    /**
+     * Scale: at the documented maximum of 65,536 buckets, 64 relays planning from one empty
+     * snapshot claim disjoint sets that cover every bucket, each its FairShare share (S4b). Prints
+     * the planning time; no timing assertion (a benchmark figure, not a test bound).
+     */
+    @Test
+    void S4b_plansAt65536BucketsCoverEveryBucketOnceAcrossRelays() {
+        int buckets = 65_536;
+        List<String> relays = IntStream.range(0, 64).mapToObj(i -> String.format("relay-%02d", i)).toList();
+        Map<String, Long> heartbeats = new HashMap<>();
+        relays.forEach(r -> heartbeats.put(r, 1_000L));
+        java.util.BitSet claimed = new java.util.BitSet(buckets);
+        FairShare shares = FairShare.of(buckets, relays);
+        long planning = 0;
+        for (String relay : relays) {
+            long started = System.nanoTime();
+            LeasePlan plan = LeasePlan.compute(LeaseRequest.of(relay, buckets, LEASE), 1_000L, heartbeats, List.of());
+            planning += System.nanoTime() - started;
+            assertThat(plan.claim()).as("%s's claims", relay).hasSize(shares.share(relay));
+            for (BucketLease lease : plan.claim()) {
+                assertThat(claimed.get(lease.bucket())).as("bucket %d claimed twice", lease.bucket()).isFalse();
+                claimed.set(lease.bucket());
+                assertThat(shares.preferredRelay(lease.bucket())).isEqualTo(relay);
+            }
+        }
+        long micros = planning / 1_000;
+        assertThat(claimed.cardinality()).isEqualTo(buckets);
+        System.out.printf("LeasePlan at %d buckets: %d relays planned in %d us (%d us each)%n", buckets,
+                relays.size(), micros, micros / relays.size());
+    }
 }
