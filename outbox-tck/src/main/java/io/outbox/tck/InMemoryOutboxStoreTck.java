@@ -33,9 +33,20 @@ public abstract class InMemoryOutboxStoreTck extends OutboxStoreTck {
      */
     @Override
     protected void createStorage() {
-        storage = InMemoryOutboxStore.builder().clock(clock()).build();
+        storage = newInMemoryStore(clock());
         name = "tck-" + UUID.randomUUID();
         InMemoryOutboxStoreProvider.register(name, storage);
+    }
+
+    /**
+     * Makes the store of one test. Override to run the kit over a subclass of
+     * {@link InMemoryOutboxStore} (a wrapper that counts calls or injects latency, say).
+     *
+     * @param clock the kit's clock
+     * @return a new, empty store on that clock
+     */
+    protected InMemoryOutboxStore newInMemoryStore(Clock clock) {
+        return InMemoryOutboxStore.builder().clock(clock).build();
     }
 
     /**

@@ -47,12 +47,14 @@ class KitBitesTest {
     void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
         FaultyKit.fault = fault;
         Set<String> failed = new TreeSet<>();
+        java.util.Map<String, String> messages = new java.util.concurrent.ConcurrentHashMap<>();
         TestExecutionListener failures = new TestExecutionListener() {
             @Override
             public void executionFinished(TestIdentifier test, TestExecutionResult result) {
                 if (result.getStatus() == TestExecutionResult.Status.FAILED
                         && test.getSource().orElse(null) instanceof MethodSource method) {
                     failed.add(method.getMethodName());
+                    result.getThrowable().ifPresent(t -> messages.put(method.getMethodName(), String.valueOf(t.getMessage())));
                 }
             }
         };
@@ -65,6 +67,10 @@ class KitBitesTest {
                 summary.getSummary().getTestsStartedCount(), failed);
         assertThat(summary.getSummary().getTestsStartedCount()).as("the kit ran").isGreaterThan(20);
         assertThat(failed).as("kit failures for a store that %s", fault).contains(expectedFailure);
+        TckRule rule = TckRule.forTest(expectedFailure).orElseThrow();
+        assertThat(messages.get(expectedFailure)).as("the failure message of %s", expectedFailure)
+                .startsWith(rule.ruleId() + " (" + expectedFailure + "): ")
+                .endsWith("If this fails, check: " + rule.ifThisFailsCheck());
     }
 
     /** The kit over a faulty store; run only through the launcher above. */
