@@ -1,10 +1,10 @@
 package io.outbox.store.dynamodb;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.support.SequenceReservation;
 import io.outbox.spi.OutboxPayloadTooLargeException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -128,18 +128,7 @@ public final class DynamoDbOutboxWriter {
                     + " bytes, more than the " + MessageItems.TRANSACTION_SIZE_LIMIT
                     + " bytes one DynamoDB transaction may write; split them over several transactions");
         }
-        Map<Integer, List<Integer>> indexesByBucket = new LinkedHashMap<>();
-        for (int i = 0; i < messages.size(); i++) {
-            indexesByBucket.computeIfAbsent(messages.get(i).bucket(), b -> new ArrayList<>()).add(i);
-        }
-        long[] seqs = new long[messages.size()];
-        indexesByBucket.forEach((bucket, indexes) -> {
-            long last = reserve(bucket, indexes.size());
-            long next = last - indexes.size() + 1;
-            for (int index : indexes) {
-                seqs[index] = next++;
-            }
-        });
+        long[] seqs = SequenceReservation.reserve(messages, this::reserve);
         List<TransactWriteItem> items = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
             items.add(TransactWriteItem.builder().put(Put.builder()

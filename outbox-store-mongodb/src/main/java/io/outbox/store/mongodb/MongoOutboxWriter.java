@@ -9,11 +9,9 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.support.SequenceReservation;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
@@ -172,20 +170,16 @@ public final class MongoOutboxWriter {
     private List<BsonDocument> prepare(List<? extends OutboxMessage> batch, Runnable precondition) {
         Objects.requireNonNull(batch, "messages must not be null");
         precondition.run();
-        Map<Integer, Integer> countByBucket = new LinkedHashMap<>();
         for (OutboxMessage message : batch) {
             Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(maxPayloadBytes());
-            countByBucket.merge(message.bucket(), 1, Integer::sum);
         }
         if (batch.isEmpty()) {
             return List.of();
         }
-        Map<Integer, Long> nextSeq = new HashMap<>();
-        countByBucket.forEach((bucket, count) -> nextSeq.put(bucket, reserve(bucket, count) - count + 1));
+        long[] seqs = SequenceReservation.reserve(batch, this::reserve);
         List<BsonDocument> documents = new ArrayList<>(batch.size());
-        for (OutboxMessage message : batch) {
-            long seq = nextSeq.merge(message.bucket(), 1L, Long::sum) - 1;
-            documents.add(MessageDocuments.toDocument(message, seq));
+        for (int i = 0; i < seqs.length; i++) {
+            documents.add(MessageDocuments.toDocument(batch.get(i), seqs[i]));
         }
         return documents;
     }
