@@ -1,10 +1,16 @@
 /**
- * Helpers for store authors. Lease arithmetic exists once, here:
- * {@link io.outbox.spi.support.FairShare} computes each relay's share and preferred range, and
- * {@link io.outbox.spi.support.LeasePlan} turns one snapshot of heartbeats and leases into the keep,
- * release and claim writes a store performs (rules S4, S4b). {@link io.outbox.spi.support.OutboxHeaderCodec}
- * is the binary header format stores persist, and {@link io.outbox.spi.support.OutboxStoreConfig}
- * parses a provider's configuration. Every store, ours or a user's, calls these rather than
- * reimplementing them.
+ * Helpers for store authors. What every store shares exists once, here, and every store (ours or a
+ * user's) calls it rather than reimplementing it:
+ * <ul>
+ *   <li>{@link io.outbox.spi.support.StoreArguments}: the argument checks of the SPI methods.</li>
+ *   <li>{@link io.outbox.spi.support.LeaseAcquisition}: the whole acquire recipe (S4-S8) over a
+ *       few primitives the store supplies ({@link io.outbox.spi.support.LeaseAcquisition.LeaseStore}).</li>
+ *   <li>{@link io.outbox.spi.support.LeasePlan} and {@link io.outbox.spi.support.FairShare}: the
+ *       lease arithmetic the recipe plans with (S4, S4b, S7).</li>
+ *   <li>{@link io.outbox.spi.support.SequenceReservation}: per-bucket sequence numbers for stores
+ *       without an auto-increment (E5).</li>
+ *   <li>{@link io.outbox.spi.support.OutboxHeaderCodec}: the binary header format stores persist;
+ *       {@link io.outbox.spi.support.OutboxStoreConfig}: a provider's configuration parsing.</li>
+ * </ul>
  */
 package io.outbox.spi.support;
