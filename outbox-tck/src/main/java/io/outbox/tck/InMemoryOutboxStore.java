@@ -234,7 +234,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
                     outside.add(bucket);
                 }
             });
-            return List.of(StrayRows.of("pending outbox messages in the in-memory store", outside));
+            return List.of(StrayRows.of("pending outbox messages", "the in-memory store", outside));
         }
 
         @Override

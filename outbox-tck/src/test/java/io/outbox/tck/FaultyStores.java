@@ -108,7 +108,7 @@ final class FaultyStores {
                 List<Integer> outside = rows.pendingBuckets().stream()
                         .filter(b -> b >= bucketCount || (b < 0 && fault != Fault.IGNORES_ROWS_BELOW_BUCKET_ZERO))
                         .toList();
-                return List.of(StrayRows.of("pending rows", outside));
+                return List.of(StrayRows.of("pending rows", null, outside));
             }
 
             @Override

@@ -232,19 +232,21 @@ public final class LeaseAcquisition {
     }
 
     /**
-     * Rows of one kind found outside {@code [0, bucketCount)} (S8).
+     * Rows of one kind found outside {@code [0, bucketCount)} (S8). The exception's message reads
+     * {@code "<rows> in bucket(s) [<buckets>] of <location> (<remedy>): outside [0, <bucketCount>) ..."}.
      *
-     * @param rows what the rows are and where they live, e.g. {@code "pending outbox messages in
-     *     table public.outbox_messages"}; not null
+     * @param rows what the rows are, e.g. {@code "pending outbox messages"}; not null
+     * @param location where they live, e.g. {@code "table public.outbox_messages"}, or null
      * @param buckets the stray buckets found, ascending; not null, empty when none; immutable
      * @param remedy what an operator can do beyond aligning bucketCount, or null
      */
-    public record StrayRows(String rows, List<Integer> buckets, String remedy) {
+    public record StrayRows(String rows, String location, List<Integer> buckets, String remedy) {
 
         /**
          * Checks and copies the fields.
          *
          * @param rows what the rows are
+         * @param location where they live, or null
          * @param buckets the buckets found
          * @param remedy the remedy, or null
          * @throws NullPointerException if {@code rows} or {@code buckets} is null
@@ -255,18 +257,19 @@ public final class LeaseAcquisition {
         }
 
         /**
-         * Rows of a kind in the given stray buckets.
+         * Rows of a kind in the given stray buckets, without a remedy.
          *
-         * @param rows what the rows are and where they live
+         * @param rows what the rows are
+         * @param location where they live, or null
          * @param buckets the stray buckets found; may be empty
          * @return the finding
          */
-        public static StrayRows of(String rows, List<Integer> buckets) {
-            return new StrayRows(rows, buckets, null);
+        public static StrayRows of(String rows, String location, List<Integer> buckets) {
+            return new StrayRows(rows, location, buckets, null);
         }
 
         String describe() {
-            return rows + " in " + (buckets.size() == 1 ? "bucket " + buckets.get(0) : "buckets " + buckets)
+            return rows + " in bucket(s) " + buckets + (location == null ? "" : " of " + location)
                     + (remedy == null ? "" : " (" + remedy + ")");
         }
     }

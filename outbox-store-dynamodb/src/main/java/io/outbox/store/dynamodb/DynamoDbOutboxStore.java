@@ -295,8 +295,8 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
             List<Integer> stray = new ArrayList<>(2);
             firstCounter("#sk < :bound", CoordinationItems.padded(0)).ifPresent(stray::add);
             firstCounter("#sk >= :bound", CoordinationItems.padded(bucketCount)).ifPresent(stray::add);
-            return List.of(new StrayRows("outbox messages enqueued by a writer (table " + coordinationTable
-                    + " holds their sequence counters)", stray, "if the count was changed on purpose, drain those "
+            return List.of(new StrayRows("outbox messages a writer enqueued", "table " + coordinationTable
+                    + ", which holds their sequence counters", stray, "if the count was changed on purpose, drain those "
                     + "buckets and delete their counter items (pk = \"counter\", sk outside [\""
                     + CoordinationItems.padded(0) + "\", \"" + CoordinationItems.padded(bucketCount) + "\"))"));
         }

@@ -240,7 +240,7 @@ abstract class AbstractDynamoDbLeaseTest {
         store.writer().prepare(message(BUCKETS + 4)); // reserved, never sent: the counter alone reveals it
         assertThatThrownBy(() -> store.acquireBucketLeases(request("relay-a", List.of())))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("bucket " + (BUCKETS + 4)).hasMessageContaining("outside [0, " + BUCKETS + ")");
+                .hasMessageContaining("bucket(s) [" + (BUCKETS + 4) + "]").hasMessageContaining("outside [0, " + BUCKETS + ")");
         List<Integer> wider = store.acquireBucketLeases(new LeaseRequest("relay-a", BUCKETS + 5, LEASE, List.of()));
         assertThat(wider).hasSize(BUCKETS + 5);
     }

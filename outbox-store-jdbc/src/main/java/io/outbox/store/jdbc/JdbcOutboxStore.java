@@ -349,7 +349,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                     }
                 }
             }
-            return List.of(StrayRows.of("pending outbox messages in table " + s.messages, outside));
+            return List.of(StrayRows.of("pending outbox messages", "table " + s.messages, outside));
         }
 
         @Override

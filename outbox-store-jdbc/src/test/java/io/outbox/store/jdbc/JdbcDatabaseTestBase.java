@@ -278,7 +278,7 @@ abstract class JdbcDatabaseTestBase {
         }
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, LEASE)))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("in bucket 9:")
+                .hasMessageContaining("bucket(s) [9] of table")
                 .hasMessageContaining("outside [0, 8)")
                 .hasMessageContaining(store.tables().messages());
         assertThat(store.acquireBucketLeases(LeaseRequest.of("relay", 13, LEASE))).hasSize(13);

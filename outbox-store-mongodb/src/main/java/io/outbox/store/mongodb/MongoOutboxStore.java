@@ -332,9 +332,9 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
                 counterBuckets.add(counter.get(ID).asNumber().intValue());
             }
             return List.of(
-                    StrayRows.of("pending outbox messages in collection " + options.database() + "."
+                    StrayRows.of("pending outbox messages", "collection " + options.database() + "."
                             + options.messagesCollection(), messageBuckets),
-                    new StrayRows("sequence counters a writer reserved in collection " + options.database() + "."
+                    new StrayRows("sequence numbers a writer reserved", "collection " + options.database() + "."
                             + options.sequencesCollection(), counterBuckets, "if the bucket count was changed on "
                             + "purpose after every message was published, delete the counter documents with _id < 0 "
                             + "or _id >= " + bucketCount));

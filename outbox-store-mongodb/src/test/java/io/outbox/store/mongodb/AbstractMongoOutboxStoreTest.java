@@ -152,7 +152,7 @@ abstract class AbstractMongoOutboxStoreTest {
         assertThat(store.bucketsWithPending(List.of(9))).isEmpty();
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, Duration.ofSeconds(30))))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("bucket 9")
+                .hasMessageContaining("bucket(s) [9]")
                 .hasMessageContaining(store.options().sequencesCollection())
                 .hasMessageContaining("_id >= 8");
         assertThat(store.acquireBucketLeases(LeaseRequest.of("relay", 10, Duration.ofSeconds(30))))
@@ -165,7 +165,7 @@ abstract class AbstractMongoOutboxStoreTest {
         raw(store.options().sequencesCollection()).deleteMany(new BsonDocument());
         assertThatThrownBy(() -> store.acquireBucketLeases(LeaseRequest.of("relay", 8, Duration.ofSeconds(30))))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("bucket 12")
+                .hasMessageContaining("bucket(s) [12]")
                 .hasMessageContaining(store.options().messagesCollection());
     }
 
