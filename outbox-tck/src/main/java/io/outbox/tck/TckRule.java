@@ -5,7 +5,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The index of the compatibility kit: one constant per test of {@link OutboxStoreTck}, with the
+ * The index of the compatibility kit: one constant per test of {@link OutboxStoreTck} (those it
+ * inherits from {@link DeadLetterRules} included), with the
  * contract rule it guards (the ids of the README's "Contract rules", as in
  * {@link io.outbox.spi.OutboxStore}), how binding it is, what it checks, and where to look when
  * it fails. A failing kit test's message starts with the rule id and the test name and ends with
@@ -104,8 +105,7 @@ public enum TckRule {
                 + "deletion of a later message that was published before it became visible. (Needs the "
                 + "optional fixture method beginEnqueue.)",
             "deletion names the published rows (native ids or message ids); it must never delete a "
-                + "range such as seq <= last published, which also removes a lower sequence committed late. "
-                + "*"),
+                + "range such as seq <= last published, which also removes a lower sequence committed late."),
 
     /** {@link OutboxStoreTck#required_S3_bucketsWithPendingIsExact}. */
     S3_BUCKETS_WITH_PENDING_IS_EXACT(Binding.REQUIRED, "S3", "required_S3_bucketsWithPendingIsExact",
@@ -353,7 +353,77 @@ public enum TckRule {
     /** {@link OutboxStoreTck#optional_C3_releaseIsFencedByOwner}. */
     C3_RELEASE_IS_FENCED_BY_OWNER(Binding.OPTIONAL, "C3", "optional_C3_releaseIsFencedByOwner",
             "C3: release is fenced by owner: leases another relay took over are left alone.",
-            "the release write's condition includes owner = the releasing relay.");
+            "the release write's condition includes owner = the releasing relay."),
+
+    /** {@link DeadLetterRules#optional_C4_aMoveKeepsBytesIdAndFailureAndFreesTheBucketsHead}. */
+    C4_A_MOVE_KEEPS_BYTES_ID_AND_FAILURE_AND_FREES_THE_BUCKETS_HEAD(Binding.OPTIONAL, "C4", "optional_C4_aMoveKeepsBytesIdAndFailureAndFreesTheBucketsHead",
+            "C4: a move takes the message out of its bucket and keeps its bytes, id and every failure "
+                + "field; the messages behind it become the bucket's head.",
+            "the move copies every column of the message row (the header blob as stored); it deletes "
+                + "the pending row in the same transaction; failure times and the move time are epoch "
+                + "milliseconds; the reason column holds {@value DeadLetterFailure#MAX_REASON_LENGTH} "
+                + "characters, including ones outside the Basic Multilingual Plane (MySQL: utf8mb4)."),
+
+    /** {@link DeadLetterRules#optional_C4_deadLettersAreNeverLeasedReadOrCounted}. */
+    C4_DEAD_LETTERS_ARE_NEVER_LEASED_READ_OR_COUNTED(Binding.OPTIONAL, "C4", "optional_C4_deadLettersAreNeverLeasedReadOrCounted",
+            "C4: dead letters are never returned by nextBatch, never counted by bucketsWithPending or "
+                + "the pending metrics, and a bucket holding only dead letters is idle.",
+            "dead letters live outside the pending rows (their own table, collection or items), or "
+                + "every pending query excludes them."),
+
+    /** {@link DeadLetterRules#optional_C4_aMoveThatFailsHalfWayLeavesTheMessagePendingAndNothingDoubled}. */
+    C4_A_MOVE_THAT_FAILS_HALF_WAY_LEAVES_THE_MESSAGE_PENDING_AND_NOTHING_DOUBLED(Binding.OPTIONAL, "C4", "optional_C4_aMoveThatFailsHalfWayLeavesTheMessagePendingAndNothingDoubled",
+            "C4: a move that cannot complete changes nothing: moving a message whose id already has a "
+                + "dead letter fails, the message stays pending with its bytes, and the existing dead "
+                + "letter is unchanged. (A store that refuses a second pending message with a dead letter's "
+                + "id at enqueue passes too.)",
+            "the insert into the dead letters and the delete of the pending row are one transaction "
+                + "(or one TransactWriteItems, or one document update), rolled back as a whole when either "
+                + "fails; the dead letters are keyed by message id."),
+
+    /** {@link DeadLetterRules#optional_C4_concurrentMovesOfOneMessageMoveItOnce}. */
+    C4_CONCURRENT_MOVES_OF_ONE_MESSAGE_MOVE_IT_ONCE(Binding.OPTIONAL, "C4", "optional_C4_concurrentMovesOfOneMessageMoveItOnce",
+            "C4: concurrent moves of one message from two store instances move it once: exactly one "
+                + "returns true, one dead letter exists, nothing is pending.",
+            "the delete of the pending row is conditional on the row still being there and the "
+                + "transaction fails or reports false when it deleted nothing."),
+
+    /** {@link DeadLetterRules#optional_C4_aMessageNoLongerPendingIsNotMoved}. */
+    C4_A_MESSAGE_NO_LONGER_PENDING_IS_NOT_MOVED(Binding.OPTIONAL, "C4", "optional_C4_aMessageNoLongerPendingIsNotMoved",
+            "C4: a message published (deleted) before the move is not moved: the move reports false "
+                + "and writes no dead letter.",
+            "the move reads the pending row inside its transaction and writes nothing when it is "
+                + "gone."),
+
+    /** {@link DeadLetterRules#optional_C4_replayKeepsIdAndBytesAndGoesAfterWhatIsPendingNow}. */
+    C4_REPLAY_KEEPS_ID_AND_BYTES_AND_GOES_AFTER_WHAT_IS_PENDING_NOW(Binding.OPTIONAL, "C4", "optional_C4_replayKeepsIdAndBytesAndGoesAfterWhatIsPendingNow",
+            "C4: replay puts the message back into its bucket after every message pending now, with "
+                + "the same id and bytes, and removes the dead letter; a second replay finds nothing.",
+            "replay takes a new enqueue position (a new auto-increment id, a newly reserved sequence "
+                + "number), not the old one; it copies every column back; insert and delete are one "
+                + "transaction."),
+
+    /** {@link DeadLetterRules#optional_C4_purgeRemovesOnlyWhatItNames}. */
+    C4_PURGE_REMOVES_ONLY_WHAT_IT_NAMES(Binding.OPTIONAL, "C4", "optional_C4_purgeRemovesOnlyWhatItNames",
+            "C4: purge removes exactly the dead letter it names: other dead letters and pending "
+                + "messages stay; purging an unknown id reports false.",
+            "the purge deletes by message id in the dead letters only."),
+
+    /** {@link DeadLetterRules#optional_C4_listPagesInIdOrderWithoutRepeats}. */
+    C4_LIST_PAGES_IN_ID_ORDER_WITHOUT_REPEATS(Binding.OPTIONAL, "C4", "optional_C4_listPagesInIdOrderWithoutRepeats",
+            "C4: the dead letters list in pages ordered by the id's text form, every one exactly "
+                + "once.",
+            "the page query orders by message id as text (or its 16 bytes unsigned) and filters "
+                + "strictly after the cursor."),
+
+    /** {@link DeadLetterRules#required_R12_aCorruptRowIsReportedWithItsBucketAndMessageId}. */
+    R12_A_CORRUPT_ROW_IS_REPORTED_WITH_ITS_BUCKET_AND_MESSAGE_ID(Binding.REQUIRED, "R12", "required_R12_aCorruptRowIsReportedWithItsBucketAndMessageId",
+            "R12: a row whose header blob cannot be decoded is reported with a "
+                + "CorruptMessageException naming its bucket and message id, with the decoded rows ahead of "
+                + "it; with C4 it can be moved by id with its bytes as stored, and the rows behind it are "
+                + "read again.",
+            "nextBatch catches the decoding error per row and throws CorruptMessageException(bucket, "
+                + "messageId, rowsBefore, ...); the move copies the stored blob without decoding it.");
 
     /** How binding a kit test is. */
     public enum Binding {
