@@ -1,6 +1,7 @@
 package io.outbox.examples;
 
 import io.outbox.examples.DeliveryChecker.CheckResult;
+import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -111,7 +112,7 @@ final class OrderDemo {
                                  DemoInbox demoInbox) throws Exception {
         DeliveryChecker checker = new DeliveryChecker(runId);
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
-        try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, options.messageIdHeader(),
+        try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                 checker);
              InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
                      topic, runId, options.messageIdHeader(), demoInbox);

@@ -77,8 +77,7 @@ final class RelayFleet implements AutoCloseable {
                 OutboxStore store = stores.get();
                 KafkaOutboxPublisher publisher = null;
                 try {
-                    publisher = new KafkaOutboxPublisher(producerSettings(bootstrapServers, relayId),
-                            own.messageIdHeader());
+                    publisher = KafkaOutboxPublisher.builder(producerSettings(bootstrapServers, relayId)).build();
                     Counter counter = new Counter();
                     OutboxRelay relay = OutboxRelay.builder(store, publisher).options(own).listener(counter).build();
                     fleet.members.add(new Member(relay, publisher, store, counter));

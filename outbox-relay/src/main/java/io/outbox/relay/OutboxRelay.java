@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * RelayOptions options = RelayOptions.builder().bucketCount(8).build();
- * try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producerConfig, options.messageIdHeader());
+ * try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producerConfig).build();
  *      OutboxRelay relay = new OutboxRelay(store, publisher, options)) {
  *     relay.start();
  *     ...                      // after each committed enqueue: relay.wakeUp(buckets)

@@ -45,7 +45,8 @@ import org.apache.kafka.common.config.types.Password;
  *       {@link KafkaOutboxPublisher}, which enforces its own (rule K1);</li>
  *   <li>{@code relay.<option>}: {@link RelayOptions}, by their keys, with {@code relay.} put in
  *       front of those that do not start with it ({@code relay.bucket.count}, but
- *       {@code relay.id}).</li>
+ *       {@code relay.id}), and the publisher's own options ({@link KafkaOutboxPublisher#configDef()},
+ *       {@code relay.message.id.header}).</li>
  *   <li>{@code notify.transport} and {@code notify.<transport>.<setting>}: cross-process wake-ups,
  *       see {@link NotifySettings}.</li>
  * </ul>
@@ -72,6 +73,8 @@ final class RelayConfiguration {
     private static final String ENVIRONMENT = "environment ";
 
     /** Relay option keys by the key they have in the file. */
+    /** The publisher's own options, written as relay options ({@code relay.message.id.header}). */
+    private static final Set<String> PUBLISHER_OPTIONS = KafkaOutboxPublisher.configDef().names();
     private static final Map<String, String> RELAY_KEYS = relayKeys();
 
     private final Map<String, String> storeSettings;
@@ -279,6 +282,7 @@ final class RelayConfiguration {
     private static Map<String, String> relayKeys() {
         Map<String, String> keys = new TreeMap<>();
         RelayOptions.configDef().names().forEach(option -> keys.put(relayFileKey(option), option));
+        PUBLISHER_OPTIONS.forEach(option -> keys.put(relayFileKey(option), option));
         return Collections.unmodifiableMap(keys);
     }
 
@@ -338,11 +342,25 @@ final class RelayConfiguration {
                         + storeKeysAsWritten(e.getMessage()), e);
             }
         }
+        Map<String, String> engineSettings = new TreeMap<>(relaySettings);
+        Map<String, String> publisherSettings = new TreeMap<>();
+        for (String name : PUBLISHER_OPTIONS) {
+            String value = engineSettings.remove(name);
+            if (value != null) {
+                publisherSettings.put(name, value);
+            }
+        }
         RelayOptions options;
+        String messageIdHeader;
         try {
-            options = RelayOptions.fromProperties(relaySettings);
+            options = RelayOptions.fromProperties(engineSettings);
+            messageIdHeader = (String) KafkaOutboxPublisher.configDef().parse(publisherSettings)
+                    .get(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG);
         } catch (OutboxMisconfigurationException e) {
             throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
+        } catch (ConfigException e) {
+            throw new OutboxMisconfigurationException(asWritten("invalid publisher option: " + e.getMessage(),
+                    RELAY_KEYS), e);
         }
         requireKafkaValuesOfTheirType();
         notifySettings.validate();
@@ -356,7 +374,7 @@ final class RelayConfiguration {
         }
         Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
         unknownKafka.removeAll(ProducerConfig.configNames());
-        return new Resolved(options, storeConfig, Collections.unmodifiableMap(producer),
+        return new Resolved(options, messageIdHeader, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
     }
 
@@ -461,6 +479,7 @@ final class RelayConfiguration {
      * A validated configuration.
      *
      * @param options the relay options; a relay id is generated when none is set, once
+     * @param messageIdHeader the publisher's message-id header (rule K2)
      * @param storeConfig the parsed store settings with their defaults, or null when the provider
      *     declares no settings
      * @param producerSettings the producer settings to give the publisher: the user's, and a
@@ -469,7 +488,7 @@ final class RelayConfiguration {
      * @param producerConfig the producer settings the publisher will use (rule K1 applied), sorted
      * @param unknownKafkaKeys Kafka settings that are not producer settings (passed through)
      */
-    record Resolved(RelayOptions options, OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
+    record Resolved(RelayOptions options, String messageIdHeader, OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
                     Map<String, Object> producerConfig, Set<String> unknownKafkaKeys) {
     }
 
@@ -489,6 +508,7 @@ final class RelayConfiguration {
         text.append("\n# relay options\n");
         RelayOptions options = resolved.options();
         options.toProperties().forEach((option, value) -> line(text, keys, relayFileKey(option), value));
+        line(text, keys, relayFileKey(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG), resolved.messageIdHeader());
         if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
             text.append("# relay.id was not set: generated for this run\n");
         }

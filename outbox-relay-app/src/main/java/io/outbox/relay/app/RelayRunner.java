@@ -95,7 +95,8 @@ final class RelayRunner {
         AutoCloseable notifications = null;
         int code;
         try {
-            publisher = new KafkaOutboxPublisher(resolved.producerSettings(), options.messageIdHeader());
+            publisher = KafkaOutboxPublisher.builder(resolved.producerSettings())
+                    .messageIdHeader(resolved.messageIdHeader()).build();
             relay = new OutboxRelay(store, publisher, options);
             relay.start();
             notifications = configuration.notifySettings().start(relay);

@@ -1,5 +1,6 @@
 package io.outbox.relay.app;
 
+import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxStoreProvider;
 import java.util.ArrayList;
@@ -91,6 +92,9 @@ final class SettingsHelp {
                 default -> null;
             };
             setting(text, 2, RelayConfiguration.relayFileKey(key.name), key, defaultText);
+        }
+        for (ConfigDef.ConfigKey key : KafkaOutboxPublisher.configDef().configKeys().values()) {
+            setting(text, 2, RelayConfiguration.relayFileKey(key.name), key, null);
         }
         text.append('\n');
 

@@ -215,15 +215,30 @@ class RelayConfigurationTest {
     }
 
     @Test
+    void k2_theMessageIdHeaderIsAPublisherOptionWrittenAsRelayMessageIdHeader() throws IOException {
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.message.id.header=trace-id");
+        RelayConfiguration.Resolved resolved = RelayConfiguration.read(file, Map.of()).resolve();
+        assertThat(resolved.messageIdHeader()).isEqualTo("trace-id");
+        assertThat(resolved.options().toProperties()).doesNotContainKey("message.id.header");
+        Path defaults = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        assertThat(RelayConfiguration.read(defaults, Map.of()).resolve().messageIdHeader())
+                .isEqualTo("x-outbox-message-id");
+        Path blank = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.message.id.header= ");
+        assertThatThrownBy(() -> RelayConfiguration.read(blank, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.message.id.header").hasMessageContaining("must not be blank");
+    }
+
+    @Test
     void R10_aRelayOptionErrorNamesTheKeyAsWrittenTheVariableAndTheValue() throws IOException {
         Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=0");
         assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of()).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count: Value must be at least 1")
+                .hasMessageContaining("relay option relay.bucket.count must be in [1, 65536] but was 0")
                 .hasMessageNotContaining("environment variable");
         assertThatThrownBy(() -> RelayConfiguration.read(file, Map.of("OUTBOX_RELAY_BUCKET_COUNT", "0")).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContaining("Invalid value 0 for configuration relay.bucket.count: Value must be at least 1")
+                .hasMessageContaining("relay option relay.bucket.count must be in [1, 65536] but was 0")
                 .hasMessageEndingWith("; relay.bucket.count came from environment variable OUTBOX_RELAY_BUCKET_COUNT");
         Path tooMany = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.bucket.count=99999999");
         assertThatThrownBy(() -> RelayConfiguration.read(tooMany, Map.of()).resolve())

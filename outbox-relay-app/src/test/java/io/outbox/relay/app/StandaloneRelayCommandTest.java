@@ -57,9 +57,11 @@ class StandaloneRelayCommandTest {
             assertThat(text).contains(words(key.documentation));
         }
         assertThat(help.out()).contains("relay.bucket.count  [OUTBOX_RELAY_BUCKET_COUNT]\n      int, default: 8, "
-                + "valid: [1,...,65536]");
+                + "valid: 1-65536");
         assertThat(help.out()).contains("relay.store.concurrency  [OUTBOX_RELAY_STORE_CONCURRENCY]\n      int, "
-                + "default: 4, valid: [1,...,256]");
+                + "default: 4, valid: 1-256 threads");
+        assertThat(help.out()).contains("relay.message.id.header  [OUTBOX_RELAY_MESSAGE_ID_HEADER]\n      string, "
+                + "default: x-outbox-message-id, valid: not blank");
     }
 
     @Test
