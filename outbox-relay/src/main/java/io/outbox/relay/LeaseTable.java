@@ -1,8 +1,6 @@
 package io.outbox.relay;
 
-import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.BitSet;
 
 /**
  * The relay's own view of its bucket leases (rules R1, R5, R9). A lease counts from the clock
@@ -13,17 +11,20 @@ import java.util.TreeSet;
  * <p>Thread-safe: the publishing thread and the renewal thread share it. Every change bumps a
  * generation, so a renewal answer that arrives after the table was cleared or reacquired is
  * discarded instead of resurrecting stale leases.
+ *
+ * <p>Bucket sets are {@link BitSet}s (one bit per bucket, 8 KiB at 65,536 buckets), so every
+ * operation is linear in the bucket count at worst, never quadratic. Sets handed out are copies.
  */
 final class LeaseTable {
 
     /** The buckets held and the generation they were read at. */
-    record Snapshot(long generation, List<Integer> buckets) {
+    record Snapshot(long generation, BitSet buckets) {
     }
 
     private final long leaseMillis;
     private final long renewMillis;
     private final long publishNeedsMillis;
-    private final TreeSet<Integer> held = new TreeSet<>();
+    private final BitSet held = new BitSet();
     private long confirmedAt;
     private long acquiredAt;
     private boolean forced = true;
@@ -41,9 +42,9 @@ final class LeaseTable {
     }
 
     /** Records an acquisition that started at {@code startedAt} and returned {@code owned}. */
-    synchronized void acquired(List<Integer> owned, long startedAt) {
+    synchronized void acquired(BitSet owned, long startedAt) {
         held.clear();
-        held.addAll(owned);
+        held.or(owned);
         confirmedAt = startedAt;
         acquiredAt = startedAt;
         forced = false;
@@ -54,17 +55,17 @@ final class LeaseTable {
      * Records a renewal of {@code requested} that started at {@code startedAt} and confirmed
      * {@code stillHeld}.
      *
-     * @return the buckets lost, ascending; empty when nothing was lost or the answer was stale
-     *     (the table changed while the call ran)
+     * @return the buckets lost; empty when nothing was lost or the answer was stale (the table
+     *     changed while the call ran)
      */
-    synchronized Set<Integer> renewed(Snapshot requested, List<Integer> stillHeld, long startedAt) {
+    synchronized BitSet renewed(Snapshot requested, BitSet stillHeld, long startedAt) {
         if (requested.generation() != generation) {
-            return Set.of();
+            return new BitSet();
         }
-        TreeSet<Integer> lost = new TreeSet<>(requested.buckets());
-        lost.removeAll(stillHeld);
-        held.retainAll(requested.buckets());
-        held.removeAll(lost);
+        BitSet lost = (BitSet) requested.buckets().clone();
+        lost.andNot(stillHeld);
+        held.and(requested.buckets());
+        held.andNot(lost);
         confirmedAt = startedAt;
         generation++;
         return lost;
@@ -102,18 +103,23 @@ final class LeaseTable {
     }
 
     /** The buckets the last call reported, whatever their age; for {@code LeaseRequest.heldBuckets}. */
-    synchronized List<Integer> lastReported() {
-        return List.copyOf(held);
+    synchronized BitSet lastReported() {
+        return (BitSet) held.clone();
+    }
+
+    /** Whether the last call reported no bucket. */
+    synchronized boolean isEmpty() {
+        return held.isEmpty();
     }
 
     /** The buckets held whose lease is younger than the lease duration (R1). */
-    synchronized List<Integer> usable(long now) {
-        return now - confirmedAt < leaseMillis ? List.copyOf(held) : List.of();
+    synchronized BitSet usable(long now) {
+        return now - confirmedAt < leaseMillis ? (BitSet) held.clone() : new BitSet();
     }
 
     /** The usable buckets, if a publish that starts now fits in their lease (R5); else none. */
-    synchronized List<Integer> publishable(long now) {
-        return canStartPublish(now) ? List.copyOf(held) : List.of();
+    synchronized BitSet publishable(long now) {
+        return canStartPublish(now) ? (BitSet) held.clone() : new BitSet();
     }
 
     synchronized Snapshot snapshot(long now) {
@@ -122,12 +128,12 @@ final class LeaseTable {
 
     /** Whether a bucket is held and its lease younger than the lease duration (R1). */
     synchronized boolean isHeld(int bucket, long now) {
-        return held.contains(bucket) && now - confirmedAt < leaseMillis;
+        return held.get(bucket) && now - confirmedAt < leaseMillis;
     }
 
     /** Whether a publish of the bucket may start now: held, with enough lease left (R1, R5). */
     synchronized boolean canStartPublish(int bucket, long now) {
-        return held.contains(bucket) && canStartPublish(now);
+        return held.get(bucket) && canStartPublish(now);
     }
 
     /** How long the held leases have left, in milliseconds; negative when expired. */

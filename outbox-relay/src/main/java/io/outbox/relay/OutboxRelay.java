@@ -227,6 +227,11 @@ public final class OutboxRelay implements AutoCloseable {
         return engine.ownedBuckets();
     }
 
+    /** Passes of the publishing loop so far; for the project's benchmarks. */
+    long cycles() {
+        return engine.cycles();
+    }
+
     /**
      * This relay's id.
      *
