@@ -28,6 +28,8 @@ final class LeaseTable {
     private long confirmedAt;
     private long acquiredAt;
     private boolean forced = true;
+    /** When an early acquisition is due (R11), epoch ms; {@code Long.MAX_VALUE} for none. */
+    private long soonAt = Long.MAX_VALUE;
     private long generation;
 
     /**
@@ -48,6 +50,7 @@ final class LeaseTable {
         confirmedAt = startedAt;
         acquiredAt = startedAt;
         forced = false;
+        soonAt = Long.MAX_VALUE;
         generation++;
     }
 
@@ -84,17 +87,26 @@ final class LeaseTable {
     }
 
     /**
+     * Makes the next acquisition due {@code spacingMillis} after the last one began (at once if
+     * that has passed), unless one is due earlier: an early rebalance that stays rate-limited.
+     */
+    synchronized void acquireSoon(long spacingMillis) {
+        soonAt = Math.min(soonAt, acquiredAt + spacingMillis);
+    }
+
+    /**
      * Whether to acquire now: forced, a renew interval since the last acquisition (rebalancing
-     * runs even while renewals keep the leases fresh), or too little lease left for a publish.
+     * runs even while renewals keep the leases fresh), an early acquisition due, or too little
+     * lease left for a publish.
      */
     synchronized boolean acquireDue(long now) {
-        return forced || now - acquiredAt >= renewMillis
+        return forced || now - acquiredAt >= renewMillis || now >= soonAt
                 || (!held.isEmpty() && confirmedAt + leaseMillis - now < publishNeedsMillis);
     }
 
     /** Milliseconds until a renew interval has passed since the last acquisition; 0 when forced. */
     synchronized long millisUntilAcquire(long now) {
-        return forced ? 0 : Math.max(0, acquiredAt + renewMillis - now);
+        return forced ? 0 : Math.max(0, Math.min(acquiredAt + renewMillis, soonAt) - now);
     }
 
     /** Whether the held leases were confirmed a renew interval ago or more (R5). */

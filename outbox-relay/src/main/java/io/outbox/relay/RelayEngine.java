@@ -42,6 +42,14 @@ import org.slf4j.LoggerFactory;
  * it. A bucket has at most one task at a time, so its batches stay in order; a bucket may start
  * its next batch as soon as its last one is done, whatever the other buckets are doing.
  *
+ * <p>Rebalancing never waits for a publish (rule R11): each renew interval the publishing thread
+ * re-acquires at once, telling the store which held buckets are busy ({@link
+ * LeaseRequest#busyBuckets()}). The store keeps those even above the fair share, so a bucket is
+ * never given away while its publish is in flight; buckets that are not busy move as the plan says
+ * and the free ones start their next batch at once. When a busy bucket kept at an acquisition that
+ * may have left this relay above its share ends its task, the relay acquires again (no sooner
+ * than a poll interval after the last acquisition), which releases it if the plan gives it up.
+ *
  * <p>Bucket sets (owned, ready, busy) are {@link BitSet}s: a cycle's set work is linear in the
  * bucket count (65,536 at most), never quadratic; lists exist only at the SPI and listener edges.
  */
@@ -138,6 +146,11 @@ final class RelayEngine {
     private final Map<Integer, Retry> retries = new HashMap<>();
     /** Buckets with a task submitted whose outcome is not applied yet. */
     private final BitSet busy = new BitSet();
+    /**
+     * Busy buckets the last acquisition kept that the plan may give up once they are idle (R11):
+     * the end of one's task makes the next acquisition due.
+     */
+    private final BitSet keptWhileBusy = new BitSet();
     private boolean discoverNow = true;
     private long nextDiscoveryNanos;
     private int storeFailures;
@@ -314,11 +327,7 @@ final class RelayEngine {
         }
         boolean acquired = false;
         if (leases.acquireDue(clock.millis())) {
-            // Rebalancing may give buckets away: no task may be working on one then.
-            awaitTasks();
-            if (failure != null) {
-                return;
-            }
+            // R11: no waiting for the tasks; the store keeps the busy buckets.
             acquire();
             acquired = true;
         }
@@ -380,20 +389,52 @@ final class RelayEngine {
 
     private void acquire() {
         BitSet owned;
+        BitSet held;
+        BitSet busyHeld;
         leaseCalls.lock();
         try {
+            held = leases.lastReported();
+            busyHeld = (BitSet) held.clone();
+            busyHeld.and(busy);
             long startedAt = clock.millis(); // R1: the lease's age counts from before the call
             owned = checkBuckets(store.acquireBucketLeases(new LeaseRequest(relayId, options.bucketCount(),
-                    options.leaseDuration(), BucketSets.toList(leases.lastReported()))), "acquireBucketLeases");
+                    options.leaseDuration(), BucketSets.toList(held), BucketSets.toList(busyHeld))),
+                    "acquireBucketLeases");
             leases.acquired(owned, startedAt);
         } finally {
             leaseCalls.unlock();
         }
+        noteKeptWhileBusy(held, busyHeld, owned);
         if (announce(owned)) {
             discoverNow = true;
         }
         retries.keySet().removeIf(bucket -> !owned.get(bucket));
         poison.retain(owned);
+    }
+
+    /**
+     * R11: remembers the busy buckets this acquisition kept when it may have kept them above the
+     * share: it gave up a held bucket (the plan is shrinking this relay), or every owned bucket was
+     * busy (they may all be above the share). Logs a busy bucket the store did not keep: its
+     * publish goes on, but nothing of it is deleted (R9).
+     */
+    private void noteKeptWhileBusy(BitSet held, BitSet busyHeld, BitSet owned) {
+        BitSet given = (BitSet) held.clone();
+        given.andNot(owned);
+        BitSet busyKept = (BitSet) busyHeld.clone();
+        busyKept.and(owned);
+        BitSet idleOwned = (BitSet) owned.clone();
+        idleOwned.andNot(busyKept);
+        keptWhileBusy.clear();
+        if (!busyKept.isEmpty() && (!given.isEmpty() || idleOwned.isEmpty())) {
+            keptWhileBusy.or(busyKept);
+        }
+        BitSet busyLost = (BitSet) busyHeld.clone();
+        busyLost.andNot(owned);
+        if (!busyLost.isEmpty()) {
+            LOG.warn("leases of buckets with a publish in flight were not kept; their batches are left to the next "
+                    + "owner relayId={} buckets={}", relayId, BucketSets.describe(busyLost));
+        }
     }
 
     private void discover(BitSet owned) {
@@ -560,6 +601,11 @@ final class RelayEngine {
 
     private void apply(Task task) {
         busy.clear(task.bucket);
+        if (keptWhileBusy.get(task.bucket)) {
+            // R11: the plan may give this bucket up now that its task ended; ask soon, not a renew interval later.
+            keptWhileBusy.clear(task.bucket);
+            leases.acquireSoon(pollNanos / 1_000_000);
+        }
         try {
             switch (task.outcome) {
                 case SKIPPED, ABANDONED -> { }
