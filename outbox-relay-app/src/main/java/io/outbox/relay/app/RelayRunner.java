@@ -68,10 +68,16 @@ final class RelayRunner {
     int run() {
         RelayOptions options = resolved.options();
         lifecycle.running(stopBound(options));
-        LOG.info("outbox-relay {} starting relayId={} store={} bucketCount={} (Kafka clients {}, Java {})",
+        // One summary line at INFO; the whole effective configuration (secrets hidden) at DEBUG.
+        LOG.info("outbox-relay {} starting relayId={} store={} bucketCount={} batchSize={} storeConcurrency={} "
+                + "kafka.bootstrap.servers={} (Kafka clients {}, Java {}; the configuration is logged at DEBUG)",
                 StandaloneRelay.version(), options.relayId(), configuration.provider().name(), options.bucketCount(),
+                options.batchSize(), options.storeConcurrency(),
+                redactor.redact(String.valueOf(resolved.producerConfig().get("bootstrap.servers"))),
                 StandaloneRelay.kafkaVersion(), Runtime.version());
-        LOG.info("configuration:\n{}", configuration.describe(resolved).stripTrailing());
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("configuration:\n{}", configuration.describe(resolved).stripTrailing());
+        }
         if (!resolved.unknownKafkaKeys().isEmpty()) {
             LOG.warn("not Kafka producer settings, passed through anyway: {}",
                     resolved.unknownKafkaKeys().stream().map(k -> RelayConfiguration.KAFKA_PREFIX + k).toList());

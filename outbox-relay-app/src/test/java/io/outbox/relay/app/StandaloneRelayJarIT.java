@@ -217,7 +217,9 @@ class StandaloneRelayJarIT {
         }
         enqueue(messages);
         String relayId = "jar-relay-" + prefix;
-        RelayProcess relay = start(environment(relayId), "--config", configFile().toString());
+        Map<String, String> env = environment(relayId);
+        env.put("OUTBOX_LOG_LEVEL", "DEBUG"); // the effective configuration is logged at DEBUG
+        RelayProcess relay = start(env, "--config", configFile().toString());
 
         Set<String> published = messageIds(topic, messages.size());
         assertThat(published).as("stderr:\n%s", relay.err())
@@ -245,6 +247,25 @@ class StandaloneRelayJarIT {
                         "store closed store=jdbc",
                         "outbox-relay stopped relayId=" + relayId + " exitCode=0")
                 .doesNotContain("ERROR");
+    }
+
+    @Test
+    void startupLogsOneSummaryLineAtInfoAndTheConfigurationOnlyAtDebug() throws Exception {
+        String relayId = "jar-quiet-" + prefix;
+        RelayProcess relay = start(environment(relayId), "--config", configFile().toString());
+        await().atMost(WAIT).until(() -> relay.err().contains("relay running") || !relay.isAlive());
+        relay.terminate();
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_OK);
+
+        List<String> startup = relay.err().lines().takeWhile(line -> !line.contains("relay running")).toList();
+        assertThat(startup).as("stderr:\n%s", relay.err())
+                .filteredOn(line -> line.contains(" starting relayId=" + relayId + " store=jdbc bucketCount=8 "))
+                .singleElement().asString()
+                .contains(" INFO ", "batchSize=500", "storeConcurrency=4",
+                        "kafka.bootstrap.servers=" + broker.bootstrapServers(), "logged at DEBUG");
+        assertThat(String.join("\n", startup)).doesNotContain("configuration:", "# relay options", "store.url=",
+                "relay.batch.size=", "kafka.acks=");
+        assertThat(startup).as("start-up lines at INFO:\n%s", String.join("\n", startup)).hasSizeLessThan(10);
     }
 
     @Test
