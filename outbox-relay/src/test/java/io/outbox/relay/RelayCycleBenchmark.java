@@ -60,7 +60,7 @@ class RelayCycleBenchmark {
     }
 
     private static void run(int buckets, String label) throws Exception {
-        InMemoryOutboxStore store = new InMemoryOutboxStore(Clock.systemUTC());
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
         List<OutboxMessage> messages = new ArrayList<>(buckets);
         for (int b = 0; b < buckets; b++) { // an explicit partition p lands in bucket p % bucketCount (E2)
             messages.add(OutboxMessage.create("bench", "k", "v", STRING, STRING, List.<OutboxHeader>of(), buckets, b));

@@ -28,7 +28,7 @@ class RelayScaleTest {
 
     @Test
     void r4_aRelayWith65536BucketsOwnsThemAllAndPublishesEveryBucket() {
-        InMemoryOutboxStore store = new InMemoryOutboxStore(Clock.systemUTC());
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
         StringSerializer string = new StringSerializer();
         List<OutboxMessage> messages = new ArrayList<>(BUCKETS);
         for (int b = 0; b < BUCKETS; b++) { // an explicit partition p lands in bucket p % bucketCount (E2)

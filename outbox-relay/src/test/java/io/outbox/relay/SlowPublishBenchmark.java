@@ -30,7 +30,7 @@ class SlowPublishBenchmark {
     @Test
     void oneSlowPublishOfFifteenSeconds() throws Exception {
         int buckets = 2;
-        InMemoryOutboxStore store = new InMemoryOutboxStore(Clock.systemUTC());
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
         HeldPublisher publisher = new HeldPublisher();
         publisher.hold(1);
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();

@@ -26,7 +26,7 @@ class SlowPublishRebalanceTest {
     private static final String TOPIC = "orders";
     private static final Duration RENEW = Duration.ofSeconds(1);
 
-    private final InMemoryOutboxStore store = new InMemoryOutboxStore(Clock.systemUTC());
+    private final InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
     private final HeldPublisher publisher = new HeldPublisher();
     private final List<OutboxRelay> relays = new ArrayList<>();
 

@@ -60,7 +60,7 @@ class StuckPartitionIntegrationTest {
 
     @Test
     void r11_aPartitionThatNeverBecomesAvailableStallsOnlyItsBucket() throws Exception {
-        InMemoryOutboxStore store = new InMemoryOutboxStore(Clock.systemUTC());
+        InMemoryOutboxStore store = InMemoryOutboxStore.builder().clock(Clock.systemUTC()).build();
         Map<UUID, Long> enqueuedAt = new ConcurrentHashMap<>();
         try (KafkaOutboxPublisher publisherA = publisher(); KafkaOutboxPublisher publisherB = publisher();
              OutboxRelay a = relay(store, publisherA, "stuck-a"); OutboxRelay b = relay(store, publisherB, "stuck-b")) {
