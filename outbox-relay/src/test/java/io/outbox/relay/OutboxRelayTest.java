@@ -222,6 +222,32 @@ class OutboxRelayTest {
     }
 
     @Test
+    void r5_theRenewalThreadKeepsTheLeasesWhileTheLoopWaitsForAPublishAfterAStoreError() throws Exception {
+        List<UUID> ids = ids(enqueue(1, 3));
+        publisher.hold();
+        OutboxRelay relay = start(options().build());
+        await().atMost(WAIT).until(() -> publisher.calls().size() == 1);
+
+        // Another bucket's read fails: the loop starts no new work and waits for the publish in flight
+        // (R3), so only the renewal thread (C1) keeps the leases alive meanwhile.
+        store.failNextBatches.set(1);
+        enqueue(2, 1);
+        relay.wakeUp(List.of(2));
+        await().atMost(WAIT).until(() -> store.nextBatchCalls.get() >= 2);
+        Thread.sleep(300); // lets the loop take the failure before the clock moves
+        int acquisitions = store.acquireCalls.get();
+        clock.advance(Duration.ofSeconds(11));
+        await().atMost(WAIT).until(() -> store.renewCalls.get() >= 1);
+        assertThat(store.acquireCalls).as("the loop waits for the publish; it does not re-acquire")
+                .hasValue(acquisitions);
+
+        publisher.answer(batch -> PublishResult.success(batch.size()));
+        publisher.calls().get(0).succeed();
+        await().atMost(WAIT).until(() -> store.pending() == 0);
+        assertThat(store.deletedIds()).containsAll(ids);
+    }
+
+    @Test
     void r5_withoutRenewalAPublishStartsOnlyWhenItsBudgetFitsTheLeaseLeft() {
         TestStore plain = new TestStore(memory);
         enqueue(1, 1);
