@@ -115,7 +115,7 @@ final class OrderDemo {
         try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                 checker);
              InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
-                     topic, runId, options.messageIdHeader(), demoInbox);
+                     topic, runId, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER, demoInbox);
              RelayFleet relays = RelayFleet.create(settings.relays(), "demo-" + runId, database::openRelayStore,
                      kafka.bootstrapServers(), options)) {
             relays.start();
