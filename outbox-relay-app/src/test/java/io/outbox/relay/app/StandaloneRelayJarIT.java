@@ -350,7 +350,9 @@ class StandaloneRelayJarIT {
         broker.createTopic(topic, 8);
         String channel = prefix + "hints";
         String relayId = "notified-" + prefix;
-        RelayProcess relay = start(environment(relayId), "--config", configFile("relay.poll.interval.ms=60000",
+        Map<String, String> env = environment(relayId);
+        env.put("OUTBOX_LOG_LEVEL", "DEBUG"); // the effective configuration is logged at DEBUG
+        RelayProcess relay = start(env, "--config", configFile("relay.poll.interval.ms=60000",
                 "notify.transport=postgres", "notify.postgres.channel=" + channel).toString());
         String leases = "SELECT count(*) FROM \"" + prefix + "leases\" WHERE owner = ?";
         await().atMost(WAIT).until(() -> count(leases, relayId) == 8
