@@ -416,8 +416,8 @@ final class NotifyBenchCommand implements Callable<Integer> {
             RelayOptions options = RelayOptions.builder().relayId("idle-relay").build();
             NotificationTransport transport = mode.equals("redis")
                     ? NotificationTransports.open("redis", Map.of("uri", redisUri, "channel", prefix + "hints")) : null;
-            try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()), options.messageIdHeader());
+            try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers())).build();
                  OutboxRelay relay = new OutboxRelay(store, publisher, options)) {
                 relay.start();
                 OutboxNotifier notifier = transport == null ? null
@@ -475,7 +475,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     while (!closed) {
                         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(20))) {
                             long now = System.nanoTime();
-                            Header h = r.headers().lastHeader(RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+                            Header h = r.headers().lastHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
                             consumed.putIfAbsent(UUID.fromString(new String(h.value(), StandardCharsets.UTF_8)), now);
                         }
                     }

@@ -1,6 +1,7 @@
 package io.outbox.examples;
 
 import io.outbox.examples.DeliveryChecker.CheckResult;
+import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.RelayOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -122,10 +123,10 @@ final class OrderDemo {
                                  DemoInbox demoInbox) throws Exception {
         DeliveryChecker checker = new DeliveryChecker(runId);
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize());
-        try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic, options.messageIdHeader(),
-                checker, settings.transactions());
+        try (OrderConsumer consumer = OrderConsumer.start(kafka.bootstrapServers(), topic,
+                KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER, checker, settings.transactions());
              InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
-                     topic, runId, options.messageIdHeader(), demoInbox);
+                     topic, runId, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER, demoInbox);
              RelayFleet relays = RelayFleet.create(settings.relays(), "demo-" + runId, database::openRelayStore,
                      kafka.bootstrapServers(), options, settings.transactions() ? "outbox-demo-" + runId : null)) {
             relays.start();

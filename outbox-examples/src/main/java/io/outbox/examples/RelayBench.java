@@ -260,7 +260,7 @@ final class RelayBench {
             for (OutboxMessage m : messages) {
                 RecordHeaders headers = new RecordHeaders();
                 m.headers().forEach(headers::add);
-                headers.add(RelayOptions.DEFAULT_MESSAGE_ID_HEADER,
+                headers.add(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                         m.messageId().toString().getBytes(StandardCharsets.UTF_8));
                 producer.send(new ProducerRecord<>(topic, m.partition(), null, m.key(), m.value(), headers),
                         (metadata, error) -> {

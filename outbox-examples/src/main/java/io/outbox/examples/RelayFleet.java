@@ -96,7 +96,7 @@ final class RelayFleet implements AutoCloseable {
                         producer.put(KafkaTransactions.TRANSACTIONS_CONFIG, "true");
                         producer.put(KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, transactionalIdPrefix);
                     }
-                    publisher = new KafkaOutboxPublisher(producer, own.messageIdHeader());
+                    publisher = KafkaOutboxPublisher.builder(producer).build();
                     Counter counter = new Counter();
                     OutboxRelay relay = OutboxRelay.builder(store, publisher).options(own).listener(counter).build();
                     fleet.members.add(new Member(relay, publisher, store, counter));

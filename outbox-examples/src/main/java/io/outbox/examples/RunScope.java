@@ -1,6 +1,6 @@
 package io.outbox.examples;
 
-import io.outbox.relay.standalone.Redactor;
+import io.outbox.relay.app.Redactor;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

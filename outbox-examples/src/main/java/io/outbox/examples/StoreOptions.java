@@ -1,7 +1,7 @@
 package io.outbox.examples;
 
 import com.mongodb.ConnectionString;
-import io.outbox.relay.standalone.Redactor;
+import io.outbox.relay.app.Redactor;
 import io.outbox.store.jdbc.JdbcDialect;
 import java.net.URI;
 import java.sql.DriverManager;

@@ -3,7 +3,7 @@ package io.outbox.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxMessage;
-import io.outbox.relay.standalone.Redactor;
+import io.outbox.relay.app.Redactor;
 import io.outbox.spi.CloseableOutboxStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
@@ -40,7 +41,7 @@ import org.slf4j.LoggerFactory;
  *       at WARN, naming the setting and both values. Where the caller did not set
  *       {@code max.block.ms} it uses 10 s instead of Kafka's 60 s.</li>
  *   <li>K2 Every record carries the message's own headers, in order, then one header (default
- *       {@value RelayOptions#DEFAULT_MESSAGE_ID_HEADER}) holding the message id as a UUID string
+ *       {@value #DEFAULT_MESSAGE_ID_HEADER}, see {@link Builder#messageIdHeader(String)}) holding the message id as a UUID string
  *       in UTF-8. A header of the message with that same name is left out (and counted in a WARN
  *       line), so a record never carries two ids and a consumer cannot pick the wrong one.</li>
  *   <li>K3 {@link #publish} starts every send of the batch before waiting on any; the result is
@@ -83,6 +84,14 @@ import org.slf4j.LoggerFactory;
  * with repeats only as whole batches. One relay per transactional publisher; at most
  * {@link KafkaTransactions#maxBuckets()} buckets.
  *
+ * <p>Build one with {@link #builder(Map)} (its own producer, from settings) or
+ * {@link #builder(Producer)} (a producer of yours):
+ * <pre>{@code
+ * KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", "kafka:9092"))
+ *         .messageIdHeader("x-outbox-message-id")   // the default
+ *         .build();
+ * }</pre>
+ *
  * <p>Ownership: a publisher built from settings creates its own {@link KafkaProducer} (at
  * construction, or at the first publish when the bootstrap servers cannot be resolved yet) and
  * closes it in {@link #close()}. A publisher given a {@link Producer} uses it as is, enforces
@@ -92,8 +101,20 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
 
     /** How long {@link #close()} waits for the producer to send what it buffered: 30 s. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    /** Key of {@link Builder#messageIdHeader(String)} among the publisher's options ({@link #configDef()}). */
+    public static final String MESSAGE_ID_HEADER_CONFIG = "message.id.header";
+    /** Default message-id header (K2): {@value}. */
+    public static final String DEFAULT_MESSAGE_ID_HEADER = "x-outbox-message-id";
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+    private static final ConfigDef CONFIG_DEF = new ConfigDef()
+            .define(MESSAGE_ID_HEADER_CONFIG, ConfigDef.Type.STRING, DEFAULT_MESSAGE_ID_HEADER,
+                    ConfigDef.LambdaValidator.with((name, value) -> {
+                        if (value == null || ((String) value).isBlank()) {
+                            throw new ConfigException(name, value, "must not be blank");
+                        }
+                    }, () -> "not blank"), ConfigDef.Importance.LOW,
+                    "The record header that carries each message's id (a UUID string in UTF-8).");
 
     private final Map<String, Object> producerConfig;
     private final String messageIdHeader;
@@ -106,56 +127,34 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     private Producer<byte[], byte[]> producer;
     private boolean closed;
 
-    /**
-     * Creates a publisher with its own producer and the default message-id header.
-     *
-     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
-     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
-     */
-    public KafkaOutboxPublisher(Map<String, ?> producerConfig) {
-        this(producerConfig, RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
-    }
-
-    /**
-     * Creates a publisher with its own producer.
-     *
-     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null;
-     *     null values are ignored
-     * @param messageIdHeader the header for the message id, usually
-     *     {@link RelayOptions#messageIdHeader()}; not blank
-     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
-     */
-    public KafkaOutboxPublisher(Map<String, ?> producerConfig, String messageIdHeader) {
-        this(producerConfig, messageIdHeader, KafkaTransactions.fromProducerConfig(producerConfig).orElse(null),
-                KafkaProducer::new);
-    }
-
-    /**
-     * Creates a publisher in the transactional mode (rules K5-K7), whatever the
-     * {@value KafkaTransactions#TRANSACTIONS_CONFIG} key of {@code producerConfig} says.
-     *
-     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null;
-     *     without {@code transactional.id}
-     * @param messageIdHeader the header for the message id; not blank
-     * @param transactions the transactional.id prefix and bucket bound; not null
-     * @return the publisher; give each relay its own
-     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
-     */
-    public static KafkaOutboxPublisher transactional(Map<String, ?> producerConfig, String messageIdHeader,
-                                                     KafkaTransactions transactions) {
-        Objects.requireNonNull(transactions, "transactions must not be null");
-        Map<String, Object> config = KafkaTransactions.withoutOwnKeys(producerConfig);
-        KafkaTransactions.refuseTransactionalId(config);
-        return new KafkaOutboxPublisher(config, messageIdHeader, transactions, KafkaProducer::new);
-    }
-
     /** Package-private for tests, which wrap the producers (to pause a send, for one). */
     KafkaOutboxPublisher(Map<String, ?> producerConfig, String messageIdHeader, KafkaTransactions transactions,
                          TransactionalPublishing.ProducerFactory factory) {
-        ProducerSettings settings = ProducerSettings.enforce(KafkaTransactions.withoutOwnKeys(producerConfig));
+        this(builder(producerConfig).messageIdHeader(messageIdHeader), transactions, factory);
+    }
+
+    private KafkaOutboxPublisher(Builder b, KafkaTransactions transactions,
+                                 TransactionalPublishing.ProducerFactory factory) {
+        this.messageIdHeader = requireHeader(b.messageIdHeader);
+        if (b.producer != null) {
+            if (transactions != null) {
+                throw new OutboxMisconfigurationException("the transactional mode (K5) needs producer settings, not a"
+                        + " producer: it creates one producer per owned bucket");
+            }
+            this.producer = b.producer;
+            this.producerConfig = null;
+            this.ownsProducer = false;
+            this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
+            this.transactional = null;
+            return;
+        }
+        Map<String, Object> config = KafkaTransactions.withoutOwnKeys(b.producerConfig);
+        if (transactions != null) {
+            KafkaTransactions.refuseTransactionalId(config);
+        }
+        ProducerSettings settings = ProducerSettings.enforce(config);
         settings.overrides().forEach(o -> LOG.warn("Kafka producer setting overridden: {} (rule K1)", o));
         this.producerConfig = settings.config();
-        this.messageIdHeader = requireHeader(messageIdHeader);
         this.ownsProducer = true;
         this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMillis(this.producerConfig));
         if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
@@ -176,42 +175,53 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     }
 
     /**
-     * Creates a publisher with its own producer and the default message-id header.
+     * A builder for a publisher with its own producer, made from these settings (K1 enforced on
+     * them) and closed by {@link #close()}.
      *
-     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
-     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null;
+     *     null values are ignored; copied
+     * @return a new builder
+     * @throws NullPointerException if {@code producerConfig} is null
      */
-    public KafkaOutboxPublisher(Properties producerConfig) {
-        this(toMap(producerConfig), RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+    public static Builder builder(Map<String, ?> producerConfig) {
+        Objects.requireNonNull(producerConfig, "producerConfig must not be null");
+        return new Builder(new HashMap<>(producerConfig), null);
     }
 
     /**
-     * Creates a publisher with its own producer.
+     * A builder for a publisher with its own producer, made from these settings.
      *
-     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null
-     * @param messageIdHeader the header for the message id; not blank
-     * @throws OutboxMisconfigurationException if a setting is invalid, naming it
+     * @param producerConfig Kafka producer settings, at least {@code bootstrap.servers}; not null; copied
+     * @return a new builder
+     * @throws NullPointerException if {@code producerConfig} is null
      */
-    public KafkaOutboxPublisher(Properties producerConfig, String messageIdHeader) {
-        this(toMap(producerConfig), messageIdHeader);
+    public static Builder builder(Properties producerConfig) {
+        return new Builder(toMap(producerConfig), null);
     }
 
     /**
-     * Creates a publisher on an existing producer, which it neither configures nor closes. The
-     * caller is responsible for the guarantees of K1 ({@code acks=all}, idempotence, at most 5
+     * A builder for a publisher on an existing producer, which it neither configures nor closes.
+     * The caller is responsible for the guarantees of K1 ({@code acks=all}, idempotence, at most 5
      * requests in flight, key-respecting placement); without them the relay may delete messages
      * the broker did not durably store, or publish a key out of order.
      *
      * @param producer the producer, with byte-array serializers; not null
-     * @param messageIdHeader the header for the message id; not blank
+     * @return a new builder
+     * @throws NullPointerException if {@code producer} is null
      */
-    public KafkaOutboxPublisher(Producer<byte[], byte[]> producer, String messageIdHeader) {
-        this.producer = Objects.requireNonNull(producer, "producer must not be null");
-        this.producerConfig = null;
-        this.messageIdHeader = requireHeader(messageIdHeader);
-        this.ownsProducer = false;
-        this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
-        this.transactional = null;
+    public static Builder builder(Producer<byte[], byte[]> producer) {
+        return new Builder(null, Objects.requireNonNull(producer, "producer must not be null"));
+    }
+
+    /**
+     * The publisher's own options (today {@value #MESSAGE_ID_HEADER_CONFIG}), with type, default,
+     * valid values and documentation, for a {@code --help} text. Producer settings are Kafka's
+     * ({@link ProducerConfig#configDef()}).
+     *
+     * @return a new copy of the definition
+     */
+    public static ConfigDef configDef() {
+        return new ConfigDef(CONFIG_DEF);
     }
 
     /**
@@ -429,8 +439,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
 
     private static String requireHeader(String header) {
         if (header == null || header.isBlank()) {
-            throw new IllegalArgumentException("messageIdHeader must not be blank but was "
-                    + (header == null ? null : "'" + header + "'"));
+            throw new OutboxMisconfigurationException("publisher option " + MESSAGE_ID_HEADER_CONFIG
+                    + " must not be blank but was " + (header == null ? null : "'" + header + "'"));
         }
         return header;
     }
@@ -440,5 +450,63 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         Map<String, Object> map = new HashMap<>();
         properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
         return map;
+    }
+
+    /**
+     * Collects the publisher's options; {@link #build()} validates them. Not thread-safe.
+     */
+    public static final class Builder {
+
+        private final Map<String, ?> producerConfig;
+        private final Producer<byte[], byte[]> producer;
+        private String messageIdHeader = DEFAULT_MESSAGE_ID_HEADER;
+        private KafkaTransactions transactions;
+
+        private Builder(Map<String, ?> producerConfig, Producer<byte[], byte[]> producer) {
+            this.producerConfig = producerConfig;
+            this.producer = producer;
+        }
+
+        /**
+         * Sets {@value #MESSAGE_ID_HEADER_CONFIG}: the header stamped on every record with the
+         * message id (K2). Consumers read it to drop repeats.
+         *
+         * @param messageIdHeader not blank; default {@value #DEFAULT_MESSAGE_ID_HEADER}
+         * @return this builder
+         */
+        public Builder messageIdHeader(String messageIdHeader) {
+            this.messageIdHeader = messageIdHeader;
+            return this;
+        }
+
+        /**
+         * Turns on the transactional mode (rules K5-K7) whatever the
+         * {@value KafkaTransactions#TRANSACTIONS_CONFIG} setting says: one producer per owned
+         * bucket with {@code transactional.id} {@code <prefix>-<bucket>}, one transaction per
+         * batch. Without this call the mode follows the producer settings
+         * ({@link KafkaTransactions#fromProducerConfig(Map)}).
+         *
+         * @param transactions the transactional.id prefix and bucket bound; null to follow the settings
+         * @return this builder
+         */
+        public Builder transactions(KafkaTransactions transactions) {
+            this.transactions = transactions;
+            return this;
+        }
+
+        /**
+         * Validates the options and builds the publisher; one built from settings creates its
+         * producer now, or at the first publish when the bootstrap servers cannot be resolved yet.
+         *
+         * @return the publisher
+         * @throws OutboxMisconfigurationException naming the option or producer setting and the bad value
+         */
+        public KafkaOutboxPublisher build() {
+            KafkaTransactions mode = transactions;
+            if (mode == null && producer == null) {
+                mode = KafkaTransactions.fromProducerConfig(producerConfig).orElse(null);
+            }
+            return new KafkaOutboxPublisher(this, mode, KafkaProducer::new);
+        }
     }
 }

@@ -1,8 +1,6 @@
 package io.outbox.relay;
 
-import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.BitSet;
 
 /**
  * The relay's own view of its bucket leases (rules R1, R5, R9). A lease counts from the clock
@@ -13,20 +11,25 @@ import java.util.TreeSet;
  * <p>Thread-safe: the publishing thread and the renewal thread share it. Every change bumps a
  * generation, so a renewal answer that arrives after the table was cleared or reacquired is
  * discarded instead of resurrecting stale leases.
+ *
+ * <p>Bucket sets are {@link BitSet}s (one bit per bucket, 8 KiB at 65,536 buckets), so every
+ * operation is linear in the bucket count at worst, never quadratic. Sets handed out are copies.
  */
 final class LeaseTable {
 
     /** The buckets held and the generation they were read at. */
-    record Snapshot(long generation, List<Integer> buckets) {
+    record Snapshot(long generation, BitSet buckets) {
     }
 
     private final long leaseMillis;
     private final long renewMillis;
     private final long publishNeedsMillis;
-    private final TreeSet<Integer> held = new TreeSet<>();
+    private final BitSet held = new BitSet();
     private long confirmedAt;
     private long acquiredAt;
     private boolean forced = true;
+    /** When an early acquisition is due (R11), epoch ms; {@code Long.MAX_VALUE} for none. */
+    private long soonAt = Long.MAX_VALUE;
     private long generation;
 
     /**
@@ -41,12 +44,13 @@ final class LeaseTable {
     }
 
     /** Records an acquisition that started at {@code startedAt} and returned {@code owned}. */
-    synchronized void acquired(List<Integer> owned, long startedAt) {
+    synchronized void acquired(BitSet owned, long startedAt) {
         held.clear();
-        held.addAll(owned);
+        held.or(owned);
         confirmedAt = startedAt;
         acquiredAt = startedAt;
         forced = false;
+        soonAt = Long.MAX_VALUE;
         generation++;
     }
 
@@ -54,17 +58,17 @@ final class LeaseTable {
      * Records a renewal of {@code requested} that started at {@code startedAt} and confirmed
      * {@code stillHeld}.
      *
-     * @return the buckets lost, ascending; empty when nothing was lost or the answer was stale
-     *     (the table changed while the call ran)
+     * @return the buckets lost; empty when nothing was lost or the answer was stale (the table
+     *     changed while the call ran)
      */
-    synchronized Set<Integer> renewed(Snapshot requested, List<Integer> stillHeld, long startedAt) {
+    synchronized BitSet renewed(Snapshot requested, BitSet stillHeld, long startedAt) {
         if (requested.generation() != generation) {
-            return Set.of();
+            return new BitSet();
         }
-        TreeSet<Integer> lost = new TreeSet<>(requested.buckets());
-        lost.removeAll(stillHeld);
-        held.retainAll(requested.buckets());
-        held.removeAll(lost);
+        BitSet lost = (BitSet) requested.buckets().clone();
+        lost.andNot(stillHeld);
+        held.and(requested.buckets());
+        held.andNot(lost);
         confirmedAt = startedAt;
         generation++;
         return lost;
@@ -76,7 +80,7 @@ final class LeaseTable {
      * renew interval, not a loop.
      */
     synchronized void drop(int bucket) {
-        held.remove(bucket);
+        held.clear(bucket);
         generation++;
     }
 
@@ -93,17 +97,26 @@ final class LeaseTable {
     }
 
     /**
+     * Makes the next acquisition due {@code spacingMillis} after the last one began (at once if
+     * that has passed), unless one is due earlier: an early rebalance that stays rate-limited.
+     */
+    synchronized void acquireSoon(long spacingMillis) {
+        soonAt = Math.min(soonAt, acquiredAt + spacingMillis);
+    }
+
+    /**
      * Whether to acquire now: forced, a renew interval since the last acquisition (rebalancing
-     * runs even while renewals keep the leases fresh), or too little lease left for a publish.
+     * runs even while renewals keep the leases fresh), an early acquisition due, or too little
+     * lease left for a publish.
      */
     synchronized boolean acquireDue(long now) {
-        return forced || now - acquiredAt >= renewMillis
+        return forced || now - acquiredAt >= renewMillis || now >= soonAt
                 || (!held.isEmpty() && confirmedAt + leaseMillis - now < publishNeedsMillis);
     }
 
     /** Milliseconds until a renew interval has passed since the last acquisition; 0 when forced. */
     synchronized long millisUntilAcquire(long now) {
-        return forced ? 0 : Math.max(0, acquiredAt + renewMillis - now);
+        return forced ? 0 : Math.max(0, Math.min(acquiredAt + renewMillis, soonAt) - now);
     }
 
     /** Whether the held leases were confirmed a renew interval ago or more (R5). */
@@ -112,18 +125,23 @@ final class LeaseTable {
     }
 
     /** The buckets the last call reported, whatever their age; for {@code LeaseRequest.heldBuckets}. */
-    synchronized List<Integer> lastReported() {
-        return List.copyOf(held);
+    synchronized BitSet lastReported() {
+        return (BitSet) held.clone();
+    }
+
+    /** Whether the last call reported no bucket. */
+    synchronized boolean isEmpty() {
+        return held.isEmpty();
     }
 
     /** The buckets held whose lease is younger than the lease duration (R1). */
-    synchronized List<Integer> usable(long now) {
-        return now - confirmedAt < leaseMillis ? List.copyOf(held) : List.of();
+    synchronized BitSet usable(long now) {
+        return now - confirmedAt < leaseMillis ? (BitSet) held.clone() : new BitSet();
     }
 
     /** The usable buckets, if a publish that starts now fits in their lease (R5); else none. */
-    synchronized List<Integer> publishable(long now) {
-        return canStartPublish(now) ? List.copyOf(held) : List.of();
+    synchronized BitSet publishable(long now) {
+        return canStartPublish(now) ? (BitSet) held.clone() : new BitSet();
     }
 
     synchronized Snapshot snapshot(long now) {
@@ -132,12 +150,12 @@ final class LeaseTable {
 
     /** Whether a bucket is held and its lease younger than the lease duration (R1). */
     synchronized boolean isHeld(int bucket, long now) {
-        return held.contains(bucket) && now - confirmedAt < leaseMillis;
+        return held.get(bucket) && now - confirmedAt < leaseMillis;
     }
 
     /** Whether a publish of the bucket may start now: held, with enough lease left (R1, R5). */
     synchronized boolean canStartPublish(int bucket, long now) {
-        return held.contains(bucket) && canStartPublish(now);
+        return held.get(bucket) && canStartPublish(now);
     }
 
     /** How long the held leases have left, in milliseconds; negative when expired. */

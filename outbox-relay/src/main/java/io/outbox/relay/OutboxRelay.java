@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * RelayOptions options = RelayOptions.builder().bucketCount(8).build();
- * try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producerConfig, options.messageIdHeader());
+ * try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producerConfig).build();
  *      OutboxRelay relay = new OutboxRelay(store, publisher, options)) {
  *     relay.start();
  *     ...                      // after each committed enqueue: relay.wakeUp(buckets)
@@ -40,9 +40,12 @@ import org.slf4j.LoggerFactory;
  * the head after a capped exponential backoff, per bucket (R3). While a bucket's batches come
  * back full it gets its next batch without sleeping, without waiting for slower buckets;
  * otherwise the relay waits for {@link #wakeUp()} or {@link RelayOptions#pollInterval()} (R8).
- * It reacquires (rebalances) at least every {@link RelayOptions#leaseRenewInterval()}, once no
- * bucket has a batch in flight. Leases, retries and listener calls are kept by the publishing
- * thread alone.
+ * It reacquires (rebalances) every {@link RelayOptions#leaseRenewInterval()} without waiting for
+ * batches in flight (rule R11: rebalancing and new batches never wait for a publish in flight): the
+ * lease request names the busy buckets ({@link io.outbox.spi.LeaseRequest#busyBuckets()}), the
+ * store keeps those even above the fair share, and a busy bucket the plan gives up is released
+ * when its task ends, so a publish that hangs stalls only its own bucket. Leases, retries and
+ * listener calls are kept by the publishing thread alone.
  *
  * <h2>Leases (R1, R5, R9)</h2>
  * A lease's age counts from the clock reading taken before the store call that granted or
@@ -227,6 +230,11 @@ public final class OutboxRelay implements AutoCloseable {
      */
     public List<Integer> ownedBuckets() {
         return engine.ownedBuckets();
+    }
+
+    /** Passes of the publishing loop so far; for the project's benchmarks. */
+    long cycles() {
+        return engine.cycles();
     }
 
     /**

@@ -119,8 +119,8 @@ final class PoisonGuard {
     }
 
     /** Keeps only the given buckets' heads: a bucket given up is counted afresh by its next owner. */
-    synchronized void retain(Collection<Integer> owned) {
-        heads.keySet().retainAll(owned);
+    synchronized void retain(java.util.BitSet owned) {
+        heads.keySet().removeIf(bucket -> !owned.get(bucket));
     }
 
     /** How many buckets wait behind a head with counted message-specific failures. */

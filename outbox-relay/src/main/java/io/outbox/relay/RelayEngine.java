@@ -9,9 +9,8 @@ import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import java.time.Clock;
-import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,6 +41,17 @@ import org.slf4j.LoggerFactory;
  * prefix (R2). The task hands its outcome back through a queue and the publishing thread applies
  * it. A bucket has at most one task at a time, so its batches stay in order; a bucket may start
  * its next batch as soon as its last one is done, whatever the other buckets are doing.
+ *
+ * <p>Rebalancing never waits for a publish (rule R11): each renew interval the publishing thread
+ * re-acquires at once, telling the store which held buckets are busy ({@link
+ * LeaseRequest#busyBuckets()}). The store keeps those even above the fair share, so a bucket is
+ * never given away while its publish is in flight; buckets that are not busy move as the plan says
+ * and the free ones start their next batch at once. When a busy bucket kept at an acquisition that
+ * may have left this relay above its share ends its task, the relay acquires again (no sooner
+ * than a poll interval after the last acquisition), which releases it if the plan gives it up.
+ *
+ * <p>Bucket sets (owned, ready, busy) are {@link BitSet}s: a cycle's set work is linear in the
+ * bucket count (65,536 at most), never quadratic; lists exist only at the SPI and listener edges.
  */
 final class RelayEngine {
 
@@ -127,13 +137,20 @@ final class RelayEngine {
     /** Set when the relay stops without waiting for its tasks: they delete nothing more. */
     private volatile boolean abandoned;
     private volatile long renewRetryAt = Long.MIN_VALUE;
-    private List<Integer> announcedOwned = List.of();
+    /** Passes of the publishing loop so far, for benchmarks; written by the publishing thread only. */
+    private volatile long cycles;
+    private BitSet announcedOwned = new BitSet();
 
     // publishing thread
-    private final TreeSet<Integer> ready = new TreeSet<>();
+    private final BitSet ready = new BitSet();
     private final Map<Integer, Retry> retries = new HashMap<>();
     /** Buckets with a task submitted whose outcome is not applied yet. */
-    private final Set<Integer> busy = new HashSet<>();
+    private final BitSet busy = new BitSet();
+    /**
+     * Busy buckets the last acquisition kept that the plan may give up once they are idle (R11):
+     * the end of one's task makes the next acquisition due.
+     */
+    private final BitSet keptWhileBusy = new BitSet();
     private boolean discoverNow = true;
     private long nextDiscoveryNanos;
     private int storeFailures;
@@ -173,6 +190,11 @@ final class RelayEngine {
                 });
     }
 
+    /** How many passes the publishing loop has made; for benchmarks. */
+    long cycles() {
+        return cycles;
+    }
+
     boolean hasRenewal() {
         return renewal != null;
     }
@@ -182,7 +204,7 @@ final class RelayEngine {
     }
 
     List<Integer> ownedBuckets() {
-        return leases.usable(clock.millis());
+        return BucketSets.toList(leases.usable(clock.millis()));
     }
 
     PoisonGuard poison() {
@@ -238,6 +260,7 @@ final class RelayEngine {
         try {
             while (!wake.isStopped()) {
                 try {
+                    cycles++;
                     cycle();
                     if (failure == null) {
                         storeFailures = 0;
@@ -304,17 +327,13 @@ final class RelayEngine {
         }
         boolean acquired = false;
         if (leases.acquireDue(clock.millis())) {
-            // Rebalancing may give buckets away: no task may be working on one then.
-            awaitTasks();
-            if (failure != null) {
-                return;
-            }
+            // R11: no waiting for the tasks; the store keeps the busy buckets.
             acquire();
             acquired = true;
         }
-        List<Integer> publishable = leases.publishable(clock.millis());
+        BitSet publishable = leases.publishable(clock.millis());
         if (publishable.isEmpty()) {
-            if (acquired && !leases.lastReported().isEmpty()) {
+            if (acquired && !leases.isEmpty()) {
                 LOG.warn("lease too short to publish right after acquiring it relayId={} leaseLeft.ms={} "
                         + "needs.ms={}; raise lease.duration.ms or speed up the store", relayId,
                         leases.remainingMillis(clock.millis()), publishNeedsMillis);
@@ -328,15 +347,15 @@ final class RelayEngine {
             discover(publishable);
         }
         for (int bucket : hints.buckets()) {
-            if (publishable.contains(bucket)) {
-                ready.add(bucket);
+            if (publishable.get(bucket)) {
+                ready.set(bucket);
             }
         }
-        ready.retainAll(publishable);
+        ready.and(publishable);
         boolean started = false;
-        for (int bucket : ready) {
+        for (int bucket = ready.nextSetBit(0); bucket >= 0; bucket = ready.nextSetBit(bucket + 1)) {
             Retry retry = retries.get(bucket);
-            if (!busy.contains(bucket) && (retry == null || now - retry.retryAtNanos() >= 0)) {
+            if (!busy.get(bucket) && (retry == null || now - retry.retryAtNanos() >= 0)) {
                 if (wake.isStopped() || !submit(bucket)) {
                     break;
                 }
@@ -356,9 +375,10 @@ final class RelayEngine {
         long now = System.nanoTime();
         long wait = Math.min(TimeUnit.MILLISECONDS.toNanos(leases.millisUntilAcquire(clock.millis())),
                 nextDiscoveryNanos - now);
-        for (int bucket : ready) {
-            Retry retry = retries.get(bucket);
-            if (retry != null && !busy.contains(bucket)) {
+        for (Map.Entry<Integer, Retry> entry : retries.entrySet()) {
+            int bucket = entry.getKey();
+            Retry retry = entry.getValue();
+            if (ready.get(bucket) && !busy.get(bucket)) {
                 wait = Math.min(wait, retry.retryAtNanos() - now);
             }
         }
@@ -368,29 +388,59 @@ final class RelayEngine {
     }
 
     private void acquire() {
-        List<Integer> owned;
+        BitSet owned;
+        BitSet held;
+        BitSet busyHeld;
         leaseCalls.lock();
         try {
+            held = leases.lastReported();
+            busyHeld = (BitSet) held.clone();
+            busyHeld.and(busy);
             long startedAt = clock.millis(); // R1: the lease's age counts from before the call
             owned = checkBuckets(store.acquireBucketLeases(new LeaseRequest(relayId, options.bucketCount(),
-                    options.leaseDuration(), leases.lastReported())), "acquireBucketLeases");
+                    options.leaseDuration(), BucketSets.toList(held), BucketSets.toList(busyHeld))),
+                    "acquireBucketLeases");
             leases.acquired(owned, startedAt);
         } finally {
             leaseCalls.unlock();
         }
+        noteKeptWhileBusy(held, busyHeld, owned);
         if (announce(owned)) {
             discoverNow = true;
         }
-        retries.keySet().retainAll(owned);
+        retries.keySet().removeIf(bucket -> !owned.get(bucket));
         poison.retain(owned);
     }
 
-    private void discover(List<Integer> owned) {
-        for (int bucket : checkBuckets(store.bucketsWithPending(owned), "bucketsWithPending")) {
-            if (owned.contains(bucket)) {
-                ready.add(bucket);
-            }
+    /**
+     * R11: remembers the busy buckets this acquisition kept when it may have kept them above the
+     * share: it gave up a held bucket (the plan is shrinking this relay), or every owned bucket was
+     * busy (they may all be above the share). Logs a busy bucket the store did not keep: its
+     * publish goes on, but nothing of it is deleted (R9).
+     */
+    private void noteKeptWhileBusy(BitSet held, BitSet busyHeld, BitSet owned) {
+        BitSet given = (BitSet) held.clone();
+        given.andNot(owned);
+        BitSet busyKept = (BitSet) busyHeld.clone();
+        busyKept.and(owned);
+        BitSet idleOwned = (BitSet) owned.clone();
+        idleOwned.andNot(busyKept);
+        keptWhileBusy.clear();
+        if (!busyKept.isEmpty() && (!given.isEmpty() || idleOwned.isEmpty())) {
+            keptWhileBusy.or(busyKept);
         }
+        BitSet busyLost = (BitSet) busyHeld.clone();
+        busyLost.andNot(owned);
+        if (!busyLost.isEmpty()) {
+            LOG.warn("leases of buckets with a publish in flight were not kept; their batches are left to the next "
+                    + "owner relayId={} buckets={}", relayId, BucketSets.describe(busyLost));
+        }
+    }
+
+    private void discover(BitSet owned) {
+        BitSet pending = checkBuckets(store.bucketsWithPending(BucketSets.toList(owned)), "bucketsWithPending");
+        pending.and(owned);
+        ready.or(pending);
         discoverNow = false;
         nextDiscoveryNanos = System.nanoTime() + pollNanos;
     }
@@ -405,7 +455,7 @@ final class RelayEngine {
         } catch (RejectedExecutionException e) {
             return false;
         }
-        busy.add(bucket);
+        busy.set(bucket);
         return true;
     }
 
@@ -550,16 +600,21 @@ final class RelayEngine {
     }
 
     private void apply(Task task) {
-        busy.remove(task.bucket);
+        busy.clear(task.bucket);
+        if (keptWhileBusy.get(task.bucket)) {
+            // R11: the plan may give this bucket up now that its task ended; ask soon, not a renew interval later.
+            keptWhileBusy.clear(task.bucket);
+            leases.acquireSoon(pollNanos / 1_000_000);
+        }
         try {
             switch (task.outcome) {
                 case SKIPPED, ABANDONED -> { }
-                case EMPTY -> ready.remove(task.bucket);
+                case EMPTY -> ready.clear(task.bucket);
                 case NO_LEASE -> {
                     // R1, R5: reacquire before publishing this bucket again.
                     LOG.debug("not publishing bucket without enough lease relayId={} bucket={} leaseLeft.ms={}",
                             relayId, task.bucket, leases.remainingMillis(clock.millis()));
-                    ready.remove(task.bucket);
+                    ready.clear(task.bucket);
                     leases.forceAcquire();
                 }
                 case LEASE_LOST -> {
@@ -570,7 +625,7 @@ final class RelayEngine {
                     LOG.warn("lease lost while publishing; leaving the batch to the next owner relayId={} bucket={} "
                             + "count={} acknowledged={}", relayId, task.bucket, task.batch.size(),
                             task.result.acknowledged());
-                    ready.remove(task.bucket);
+                    ready.clear(task.bucket);
                     retries.remove(task.bucket);
                     poison.forget(task.bucket);
                 }
@@ -635,7 +690,7 @@ final class RelayEngine {
             retries.remove(bucket);
             LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
             if (task.batch.size() < task.limit) {
-                ready.remove(bucket);
+                ready.clear(bucket);
             }
         }
         checkPublishBudget(task);
@@ -692,7 +747,7 @@ final class RelayEngine {
         leases.clear();
         ready.clear();
         discoverNow = true;
-        announce(List.of());
+        announce(new BitSet());
         wake.awaitStop(TimeUnit.MILLISECONDS.toNanos(delay));
     }
 
@@ -703,7 +758,7 @@ final class RelayEngine {
             if (inFlight.get() == 0 || now < renewRetryAt || !leases.renewalDue(now)) {
                 return;
             }
-            Set<Integer> lost;
+            BitSet lost;
             leaseCalls.lock();
             try {
                 LeaseTable.Snapshot held = leases.snapshot(clock.millis());
@@ -712,8 +767,9 @@ final class RelayEngine {
                 }
                 long startedAt = clock.millis();
                 List<Integer> stillHeld = renewal.renewBucketLeases(new LeaseRequest(relayId, options.bucketCount(),
-                        options.leaseDuration(), held.buckets()));
-                lost = leases.renewed(held, stillHeld == null ? List.of() : stillHeld, startedAt);
+                        options.leaseDuration(), BucketSets.toList(held.buckets())));
+                lost = leases.renewed(held, stillHeld == null ? new BitSet()
+                        : checkBuckets(stillHeld, "renewBucketLeases"), startedAt);
             } finally {
                 leaseCalls.unlock();
             }
@@ -721,7 +777,7 @@ final class RelayEngine {
                 LOG.debug("renewed leases during a publish relayId={}", relayId);
             } else {
                 LOG.warn("leases lost during a publish; those buckets get no further publish relayId={} buckets={}",
-                        relayId, lost);
+                        relayId, BucketSets.describe(lost));
                 announce(leases.lastReported());
             }
         } catch (OutboxMisconfigurationException e) {
@@ -735,7 +791,7 @@ final class RelayEngine {
 
     private void finish(Throwable fatal) {
         wake.stop();
-        int pending = busy.size();
+        int pending = busy.cardinality();
         if (pending > 0) {
             abandon();
             LOG.warn("stopping with publishes in flight; leases left to expire relayId={} inFlight={}", relayId,
@@ -753,7 +809,7 @@ final class RelayEngine {
             }
         }
         leases.clear();
-        announce(List.of());
+        announce(new BitSet());
         if (fatal == null) {
             LOG.info("relay stopped relayId={}", relayId);
         } else if (fatal instanceof OutboxMisconfigurationException) {
@@ -767,29 +823,31 @@ final class RelayEngine {
     }
 
     /** Logs and reports a change of owned buckets; returns whether any bucket was gained. */
-    private synchronized boolean announce(List<Integer> owned) {
+    private synchronized boolean announce(BitSet owned) {
         if (owned.equals(announcedOwned)) {
             return false;
         }
-        TreeSet<Integer> gained = new TreeSet<>(owned);
-        gained.removeAll(announcedOwned);
-        TreeSet<Integer> lost = new TreeSet<>(announcedOwned);
-        lost.removeAll(owned);
-        announcedOwned = owned;
-        LOG.info("owned buckets changed relayId={} buckets={} gained={} lost={}", relayId, owned, gained, lost);
+        BitSet gained = (BitSet) owned.clone();
+        gained.andNot(announcedOwned);
+        BitSet lost = (BitSet) announcedOwned.clone();
+        lost.andNot(owned);
+        announcedOwned = (BitSet) owned.clone();
+        LOG.info("owned buckets changed relayId={} count={} buckets={} gained={} lost={}", relayId,
+                owned.cardinality(), BucketSets.describe(owned), BucketSets.describe(gained),
+                BucketSets.describe(lost));
         tellPublisher(lost, gained);
-        listener.onOwnedBucketsChanged(owned);
+        listener.onOwnedBucketsChanged(BucketSets.toList(owned));
         return !gained.isEmpty();
     }
 
     /** K5: the publisher follows the leases (per-bucket producers in the transactional mode). */
-    private void tellPublisher(Set<Integer> lost, Set<Integer> gained) {
+    private void tellPublisher(BitSet lost, BitSet gained) {
         try {
             if (!lost.isEmpty()) {
-                publisher.bucketsReleased(Set.copyOf(lost));
+                publisher.bucketsReleased(Set.copyOf(BucketSets.toList(lost)));
             }
             if (!gained.isEmpty()) {
-                publisher.bucketsAcquired(Set.copyOf(gained));
+                publisher.bucketsAcquired(Set.copyOf(BucketSets.toList(gained)));
             }
         } catch (RuntimeException e) {
             LOG.warn("the publisher failed to follow a change of owned buckets relayId={} error={}", relayId,
@@ -809,7 +867,7 @@ final class RelayEngine {
         LOG.warn("bucket fenced by a newer owner; dropping it, nothing deleted relayId={} bucket={} count={} error={}",
                 relayId, bucket, task.batch.size(), LogText.oneLine(fenced.getMessage()));
         listener.onPublishFailed(bucket, 0, fenced);
-        ready.remove(bucket);
+        ready.clear(bucket);
         retries.remove(bucket);
         poison.forget(bucket);
         leases.drop(bucket);
@@ -817,19 +875,8 @@ final class RelayEngine {
         return true;
     }
 
-    private List<Integer> checkBuckets(List<Integer> buckets, String call) {
-        if (buckets == null) {
-            throw new IllegalStateException("the store's " + call + " returned null");
-        }
-        TreeSet<Integer> sorted = new TreeSet<>();
-        for (Integer bucket : buckets) {
-            if (bucket == null || bucket < 0 || bucket >= options.bucketCount()) {
-                throw new IllegalStateException("the store's " + call + " returned bucket " + bucket + ", outside [0, "
-                        + options.bucketCount() + ")");
-            }
-            sorted.add(bucket);
-        }
-        return List.copyOf(sorted);
+    private BitSet checkBuckets(List<Integer> buckets, String call) {
+        return BucketSets.fromStore(buckets, options.bucketCount(), call);
     }
 
     private void checkBatch(int bucket, List<OutboxMessage> batch) {

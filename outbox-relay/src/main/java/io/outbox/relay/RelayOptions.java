@@ -19,44 +19,16 @@ import org.apache.kafka.common.config.ConfigException;
  *
  * <p>Build them with {@link #builder()} or parse them from Kafka-style dotted keys with
  * {@link #fromProperties(Map)}; {@link #defaults()} is every default with a generated relay id.
- * Every option has a property key (the {@code *_CONFIG} constants), a default, a unit and a valid
- * range, all listed in {@link #configDef()} for a {@code --help} text:
+ * Every option has a property key (the {@code *_CONFIG} constants) and is defined once, in
+ * {@link #configDef()}: its type, default, valid range (the validator's {@code toString()}, for
+ * example {@code 1-65536}) and documentation. The builder starts from those defaults and
+ * {@link Builder#build()} checks every value against those ranges, so the definition, the
+ * validation, a {@code --help} text and the README's option table (checked against it by a test)
+ * cannot disagree. Rules between options (the renew interval below the lease duration, and so on)
+ * are checked after the ranges.
  *
- * <table class="striped">
- *   <caption>Relay options</caption>
- *   <thead><tr><th>key</th><th>builder</th><th>default</th><th>valid values</th></tr></thead>
- *   <tbody>
- *   <tr><td>{@value #RELAY_ID_CONFIG}</td><td>{@link Builder#relayId}</td><td>host-pid-random</td>
- *       <td>1 to 128 characters, not blank, no control characters; unique among relays sharing a store</td></tr>
- *   <tr><td>{@value #BUCKET_COUNT_CONFIG}</td><td>{@link Builder#bucketCount}</td><td>8</td>
- *       <td>[1, 65536]; the same on every writer and relay</td></tr>
- *   <tr><td>{@value #BATCH_SIZE_CONFIG}</td><td>{@link Builder#batchSize}</td><td>500</td>
- *       <td>[1, 100000] messages</td></tr>
- *   <tr><td>{@value #POLL_INTERVAL_MS_CONFIG}</td><td>{@link Builder#pollInterval}</td><td>1000 ms</td>
- *       <td>[1 ms, 1 day]</td></tr>
- *   <tr><td>{@value #LEASE_DURATION_MS_CONFIG}</td><td>{@link Builder#leaseDuration}</td><td>30000 ms</td>
- *       <td>[2 ms, 1 day], more than the renew interval</td></tr>
- *   <tr><td>{@value #LEASE_RENEW_INTERVAL_MS_CONFIG}</td><td>{@link Builder#leaseRenewInterval}</td>
- *       <td>10000 ms</td><td>[1 ms, 1 day], less than the lease duration</td></tr>
- *   <tr><td>{@value #ERROR_BACKOFF_MS_CONFIG}</td><td>{@link Builder#errorBackoff}</td><td>1000 ms</td>
- *       <td>[1 ms, 1 day]</td></tr>
- *   <tr><td>{@value #ERROR_BACKOFF_MAX_MS_CONFIG}</td><td>{@link Builder#maxErrorBackoff}</td>
- *       <td>30000 ms</td><td>[1 ms, 1 day], at least the error backoff</td></tr>
- *   <tr><td>{@value #MESSAGE_ID_HEADER_CONFIG}</td><td>{@link Builder#messageIdHeader}</td>
- *       <td>{@value #DEFAULT_MESSAGE_ID_HEADER}</td><td>not blank</td></tr>
- *   <tr><td>{@value #MAX_PUBLISH_DURATION_MS_CONFIG}</td><td>{@link Builder#maxPublishDuration}</td>
- *       <td>none</td><td>[1 ms, 1 day]; plus the renew interval, less than the lease duration;
- *       required when the store lacks lease renewal (C1)</td></tr>
- *   <tr><td>{@value #CLOSE_TIMEOUT_MS_CONFIG}</td><td>{@link Builder#closeTimeout}</td><td>30000 ms</td>
- *       <td>[0 ms, 1 day]</td></tr>
- *   <tr><td>{@value #STORE_CONCURRENCY_CONFIG}</td><td>{@link Builder#storeConcurrency}</td><td>4</td>
- *       <td>[1, 256] threads</td></tr>
- *   <tr><td>{@value #POISON_POLICY_CONFIG}</td><td>{@link Builder#poisonPolicy}</td><td>block</td>
- *       <td>block or dead-letter ({@link PoisonPolicy}); dead-letter needs a store with C4</td></tr>
- *   <tr><td>{@value #POISON_MAX_ATTEMPTS_CONFIG}</td><td>{@link Builder#poisonMaxAttempts}</td>
- *       <td>{@value #DEFAULT_POISON_MAX_ATTEMPTS}</td><td>[1, 1000] message-specific failures</td></tr>
- *   </tbody>
- * </table>
+ * <p>The message-id header is not a relay option: the relay never reads it. It belongs to the
+ * publisher ({@link KafkaOutboxPublisher.Builder#messageIdHeader(String)}).
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -78,8 +50,6 @@ public final class RelayOptions {
     public static final String ERROR_BACKOFF_MS_CONFIG = "error.backoff.ms";
     /** Key of {@link #maxErrorBackoff()}, in milliseconds. */
     public static final String ERROR_BACKOFF_MAX_MS_CONFIG = "error.backoff.max.ms";
-    /** Key of {@link #messageIdHeader()}. */
-    public static final String MESSAGE_ID_HEADER_CONFIG = "message.id.header";
     /** Key of {@link #maxPublishDuration()}, in milliseconds. */
     public static final String MAX_PUBLISH_DURATION_MS_CONFIG = "max.publish.duration.ms";
     /** Key of {@link #closeTimeout()}, in milliseconds. */
@@ -105,8 +75,6 @@ public final class RelayOptions {
     public static final Duration DEFAULT_ERROR_BACKOFF = Duration.ofSeconds(1);
     /** Default {@link #maxErrorBackoff()}: 30 s. */
     public static final Duration DEFAULT_MAX_ERROR_BACKOFF = Duration.ofSeconds(30);
-    /** Default {@link #messageIdHeader()}: {@value}. */
-    public static final String DEFAULT_MESSAGE_ID_HEADER = "x-outbox-message-id";
     /** Default {@link #closeTimeout()}: 30 s. */
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
     /** Default {@link #storeConcurrency()}: 4 threads. */
@@ -129,49 +97,47 @@ public final class RelayOptions {
 
     private static final long MAX_MS = MAX_DURATION.toMillis();
     private static final ConfigDef CONFIG_DEF = new ConfigDef()
-            .define(RELAY_ID_CONFIG, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
+            .define(RELAY_ID_CONFIG, ConfigDef.Type.STRING, null, OptionRange.relayId(), ConfigDef.Importance.HIGH,
                     "This relay's id, unique among the relays sharing a store: 1 to 128 characters, not blank, no "
                             + "control characters. Default: host name, process id and a random suffix.")
             .define(BUCKET_COUNT_CONFIG, ConfigDef.Type.INT, DEFAULT_BUCKET_COUNT,
-                    ConfigDef.Range.between(1, MAX_BUCKET_COUNT), ConfigDef.Importance.HIGH,
+                    OptionRange.count(1, MAX_BUCKET_COUNT, ""), ConfigDef.Importance.HIGH,
                     "The number of ordering buckets. Must be the same on every writer and relay of a store; "
                             + "equal to the topic's partition count, a bucket is a partition.")
             .define(BATCH_SIZE_CONFIG, ConfigDef.Type.INT, DEFAULT_BATCH_SIZE,
-                    ConfigDef.Range.between(1, MAX_BATCH_SIZE), ConfigDef.Importance.MEDIUM,
+                    OptionRange.count(1, MAX_BATCH_SIZE, " messages"), ConfigDef.Importance.MEDIUM,
                     "The most messages read and published per bucket per sweep.")
             .define(POLL_INTERVAL_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_POLL_INTERVAL.toMillis(),
-                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    OptionRange.millis(1, MAX_MS, false), ConfigDef.Importance.MEDIUM,
                     "How often, in milliseconds, the relay looks for pending messages without a wake-up.")
             .define(LEASE_DURATION_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_LEASE_DURATION.toMillis(),
-                    ConfigDef.Range.between(2, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    OptionRange.millis(2, MAX_MS, false), ConfigDef.Importance.MEDIUM,
                     "How long, in milliseconds, a bucket lease lasts after the call that granted or renewed it; "
                             + "a dead relay's buckets are taken over after this long. More than "
                             + LEASE_RENEW_INTERVAL_MS_CONFIG + ".")
             .define(LEASE_RENEW_INTERVAL_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_LEASE_RENEW_INTERVAL.toMillis(),
-                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.MEDIUM,
+                    OptionRange.millis(1, MAX_MS, false), ConfigDef.Importance.MEDIUM,
                     "How often, in milliseconds, the relay renews its leases and rebalances buckets, also "
                             + "while a publish is in flight. Less than " + LEASE_DURATION_MS_CONFIG + ".")
             .define(ERROR_BACKOFF_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_ERROR_BACKOFF.toMillis(),
-                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.LOW,
+                    OptionRange.millis(1, MAX_MS, false), ConfigDef.Importance.LOW,
                     "The first wait, in milliseconds, after a failed publish or store call; doubled after "
                             + "each further failure in a row, up to " + ERROR_BACKOFF_MAX_MS_CONFIG + ".")
             .define(ERROR_BACKOFF_MAX_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_MAX_ERROR_BACKOFF.toMillis(),
-                    ConfigDef.Range.between(1, MAX_MS), ConfigDef.Importance.LOW,
+                    OptionRange.millis(1, MAX_MS, false), ConfigDef.Importance.LOW,
                     "The longest wait, in milliseconds, after failures in a row. At least "
                             + ERROR_BACKOFF_MS_CONFIG + ".")
-            .define(MESSAGE_ID_HEADER_CONFIG, ConfigDef.Type.STRING, DEFAULT_MESSAGE_ID_HEADER,
-                    ConfigDef.Importance.LOW,
-                    "The record header that carries each message's id (a UUID string in UTF-8).")
-            .define(MAX_PUBLISH_DURATION_MS_CONFIG, ConfigDef.Type.LONG, null, ConfigDef.Importance.MEDIUM,
+            .define(MAX_PUBLISH_DURATION_MS_CONFIG, ConfigDef.Type.LONG, null, OptionRange.millis(1, MAX_MS, true),
+                    ConfigDef.Importance.MEDIUM,
                     "The longest one publish call may take, in milliseconds, whole batch included. Required, "
                             + "and only used, when the store cannot renew leases during a publish; plus "
                             + LEASE_RENEW_INTERVAL_MS_CONFIG + " it must be less than " + LEASE_DURATION_MS_CONFIG
                             + ". A publish taking longer stops the relay.")
             .define(CLOSE_TIMEOUT_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_CLOSE_TIMEOUT.toMillis(),
-                    ConfigDef.Range.between(0, MAX_MS), ConfigDef.Importance.LOW,
+                    OptionRange.millis(0, MAX_MS, false), ConfigDef.Importance.LOW,
                     "How long, in milliseconds, close() waits for an in-flight publish to finish.")
             .define(STORE_CONCURRENCY_CONFIG, ConfigDef.Type.INT, DEFAULT_STORE_CONCURRENCY,
-                    ConfigDef.Range.between(1, MAX_STORE_CONCURRENCY), ConfigDef.Importance.MEDIUM,
+                    OptionRange.count(1, MAX_STORE_CONCURRENCY, " threads"), ConfigDef.Importance.MEDIUM,
                     "The number of threads making store calls for the owned buckets: reading batches and "
                             + "deleting acknowledged prefixes. Publishes are asynchronous and hold no thread, so up "
                             + "to one batch per owned bucket can be in flight to Kafka whatever this number; a bucket "
@@ -180,7 +146,7 @@ public final class RelayOptions {
                             + "fewer only makes store calls wait for a connection. 1 makes the store calls one at a "
                             + "time.")
             .define(POISON_POLICY_CONFIG, ConfigDef.Type.STRING, DEFAULT_POISON_POLICY.configName(),
-                    ConfigDef.ValidString.in("block", "dead-letter"), ConfigDef.Importance.MEDIUM,
+                    OptionRange.choice("block", "dead-letter"), ConfigDef.Importance.MEDIUM,
                     "What happens to a message that fails for a reason of its own (too large for Kafka, an "
                             + "invalid topic or partition, a row the store cannot decode; never a broker outage). "
                             + "block: its bucket waits behind it, attempts counted, a WARN at most once a minute. "
@@ -188,7 +154,7 @@ public final class RelayOptions {
                             + "the store's dead letters and its bucket goes on (the key's later messages are then "
                             + "delivered before it); needs a store with dead letters (capability C4).")
             .define(POISON_MAX_ATTEMPTS_CONFIG, ConfigDef.Type.INT, DEFAULT_POISON_MAX_ATTEMPTS,
-                    ConfigDef.Range.between(1, MAX_POISON_MAX_ATTEMPTS), ConfigDef.Importance.MEDIUM,
+                    OptionRange.count(1, MAX_POISON_MAX_ATTEMPTS, " failures"), ConfigDef.Importance.MEDIUM,
                     "With " + POISON_POLICY_CONFIG + "=dead-letter: how many message-specific failures in a row "
                             + "move a message to the dead letters.");
 
@@ -200,7 +166,6 @@ public final class RelayOptions {
     private final Duration leaseRenewInterval;
     private final Duration errorBackoff;
     private final Duration maxErrorBackoff;
-    private final String messageIdHeader;
     private final Duration maxPublishDuration;
     private final Duration closeTimeout;
     private final int storeConcurrency;
@@ -208,25 +173,36 @@ public final class RelayOptions {
     private final int poisonMaxAttempts;
 
     private RelayOptions(Builder b) {
-        this.relayId = b.relayId == null ? defaultRelayId() : requireRelayId(b.relayId);
-        this.bucketCount = requireRange(BUCKET_COUNT_CONFIG, b.bucketCount, 1, MAX_BUCKET_COUNT);
-        this.batchSize = requireRange(BATCH_SIZE_CONFIG, b.batchSize, 1, MAX_BATCH_SIZE);
-        this.pollInterval = requireDuration(POLL_INTERVAL_MS_CONFIG, b.pollInterval, 1);
-        this.leaseDuration = requireDuration(LEASE_DURATION_MS_CONFIG, b.leaseDuration, 2);
-        this.leaseRenewInterval = requireDuration(LEASE_RENEW_INTERVAL_MS_CONFIG, b.leaseRenewInterval, 1);
-        this.errorBackoff = requireDuration(ERROR_BACKOFF_MS_CONFIG, b.errorBackoff, 1);
-        this.maxErrorBackoff = requireDuration(ERROR_BACKOFF_MAX_MS_CONFIG, b.maxErrorBackoff, 1);
-        this.messageIdHeader = requireHeader(b.messageIdHeader);
-        this.maxPublishDuration = b.maxPublishDuration == null ? null
-                : requireDuration(MAX_PUBLISH_DURATION_MS_CONFIG, b.maxPublishDuration, 1);
-        this.closeTimeout = requireDuration(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout, 0);
-        this.storeConcurrency = requireRange(STORE_CONCURRENCY_CONFIG, b.storeConcurrency, 1, MAX_STORE_CONCURRENCY);
-        if (b.poisonPolicy == null) {
-            throw invalid(POISON_POLICY_CONFIG, null, "must not be null");
-        }
+        // R10: every value against its range in the one definition, in definition order.
+        Map<String, Object> values = new LinkedHashMap<>();
+        values.put(RELAY_ID_CONFIG, b.relayId);
+        values.put(BUCKET_COUNT_CONFIG, b.bucketCount);
+        values.put(BATCH_SIZE_CONFIG, b.batchSize);
+        values.put(POLL_INTERVAL_MS_CONFIG, b.pollInterval);
+        values.put(LEASE_DURATION_MS_CONFIG, b.leaseDuration);
+        values.put(LEASE_RENEW_INTERVAL_MS_CONFIG, b.leaseRenewInterval);
+        values.put(ERROR_BACKOFF_MS_CONFIG, b.errorBackoff);
+        values.put(ERROR_BACKOFF_MAX_MS_CONFIG, b.maxErrorBackoff);
+        values.put(MAX_PUBLISH_DURATION_MS_CONFIG, b.maxPublishDuration);
+        values.put(CLOSE_TIMEOUT_MS_CONFIG, b.closeTimeout);
+        values.put(STORE_CONCURRENCY_CONFIG, b.storeConcurrency);
+        values.put(POISON_POLICY_CONFIG, b.poisonPolicy == null ? null : b.poisonPolicy.configName());
+        values.put(POISON_MAX_ATTEMPTS_CONFIG, b.poisonMaxAttempts);
+        CONFIG_DEF.configKeys().forEach((key, definition) ->
+                ((OptionRange) definition.validator).check(key, values.get(key)));
+        this.relayId = b.relayId == null ? defaultRelayId() : b.relayId;
+        this.bucketCount = b.bucketCount;
+        this.batchSize = b.batchSize;
+        this.pollInterval = b.pollInterval;
+        this.leaseDuration = b.leaseDuration;
+        this.leaseRenewInterval = b.leaseRenewInterval;
+        this.errorBackoff = b.errorBackoff;
+        this.maxErrorBackoff = b.maxErrorBackoff;
+        this.maxPublishDuration = b.maxPublishDuration;
+        this.closeTimeout = b.closeTimeout;
+        this.storeConcurrency = b.storeConcurrency;
         this.poisonPolicy = b.poisonPolicy;
-        this.poisonMaxAttempts = requireRange(POISON_MAX_ATTEMPTS_CONFIG, b.poisonMaxAttempts, 1,
-                MAX_POISON_MAX_ATTEMPTS);
+        this.poisonMaxAttempts = b.poisonMaxAttempts;
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
             throw crossField(LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
                     + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
@@ -279,13 +255,20 @@ public final class RelayOptions {
             throw new OutboxMisconfigurationException("unknown relay option(s) " + unknown + "; the relay accepts "
                     + new TreeSet<>(CONFIG_DEF.names()));
         }
-        Map<String, Object> parsed;
-        try {
-            parsed = CONFIG_DEF.parse(properties);
-        } catch (ConfigException e) {
-            throw new OutboxMisconfigurationException("invalid relay option: " + e.getMessage(), e);
-        }
-        Builder b = builder()
+        // Types only here: build() checks the ranges, so both ways in report a bad value alike.
+        Map<String, Object> parsed = new LinkedHashMap<>();
+        CONFIG_DEF.configKeys().forEach((key, definition) -> {
+            String value = properties.get(key);
+            try {
+                parsed.put(key, value == null ? definition.defaultValue
+                        : ConfigDef.parseType(key, value, definition.type));
+            } catch (ConfigException e) {
+                throw new OutboxMisconfigurationException("relay option " + key + " must be " + typeName(definition)
+                        + " but was '" + value + "'", e);
+            }
+        });
+        return builder()
+                .relayId((String) parsed.get(RELAY_ID_CONFIG))
                 .bucketCount((Integer) parsed.get(BUCKET_COUNT_CONFIG))
                 .batchSize((Integer) parsed.get(BATCH_SIZE_CONFIG))
                 .pollInterval(millis(parsed, POLL_INTERVAL_MS_CONFIG))
@@ -293,17 +276,27 @@ public final class RelayOptions {
                 .leaseRenewInterval(millis(parsed, LEASE_RENEW_INTERVAL_MS_CONFIG))
                 .errorBackoff(millis(parsed, ERROR_BACKOFF_MS_CONFIG))
                 .maxErrorBackoff(millis(parsed, ERROR_BACKOFF_MAX_MS_CONFIG))
-                .messageIdHeader((String) parsed.get(MESSAGE_ID_HEADER_CONFIG))
                 .maxPublishDuration(millis(parsed, MAX_PUBLISH_DURATION_MS_CONFIG))
                 .closeTimeout(millis(parsed, CLOSE_TIMEOUT_MS_CONFIG))
                 .storeConcurrency((Integer) parsed.get(STORE_CONCURRENCY_CONFIG))
-                .poisonPolicy(PoisonPolicy.forName((String) parsed.get(POISON_POLICY_CONFIG)))
-                .poisonMaxAttempts((Integer) parsed.get(POISON_MAX_ATTEMPTS_CONFIG));
-        String relayId = (String) parsed.get(RELAY_ID_CONFIG);
-        if (relayId != null) {
-            b.relayId(relayId);
-        }
-        return b.build();
+                .poisonPolicy(poisonPolicy((String) parsed.get(POISON_POLICY_CONFIG)))
+                .poisonMaxAttempts((Integer) parsed.get(POISON_MAX_ATTEMPTS_CONFIG))
+                .build();
+    }
+
+    /** The policy by its configuration name; an unknown name is left to build() to report. */
+    private static PoisonPolicy poisonPolicy(String name) {
+        OptionRange range = (OptionRange) CONFIG_DEF.configKeys().get(POISON_POLICY_CONFIG).validator;
+        range.check(POISON_POLICY_CONFIG, name);
+        return PoisonPolicy.forName(name);
+    }
+
+    private static String typeName(ConfigDef.ConfigKey definition) {
+        return switch (definition.type) {
+            case INT -> "an int";
+            case LONG -> "a long (milliseconds)";
+            default -> "a " + definition.type.toString().toLowerCase(java.util.Locale.ROOT);
+        };
     }
 
     private static Duration millis(Map<String, Object> parsed, String key) {
@@ -423,16 +416,6 @@ public final class RelayOptions {
     }
 
     /**
-     * The header that carries each message's id (K2). The relay does not read it; pass it to the
-     * publisher, as {@link KafkaOutboxPublisher#KafkaOutboxPublisher(Map, String)} does.
-     *
-     * @return the header name, not blank
-     */
-    public String messageIdHeader() {
-        return messageIdHeader;
-    }
-
-    /**
      * The longest one publish call may take, whole batch included; required, and only used, when
      * the store does not implement {@link io.outbox.spi.LeaseRenewal} (R5).
      *
@@ -499,7 +482,6 @@ public final class RelayOptions {
         p.put(LEASE_RENEW_INTERVAL_MS_CONFIG, Long.toString(leaseRenewInterval.toMillis()));
         p.put(ERROR_BACKOFF_MS_CONFIG, Long.toString(errorBackoff.toMillis()));
         p.put(ERROR_BACKOFF_MAX_MS_CONFIG, Long.toString(maxErrorBackoff.toMillis()));
-        p.put(MESSAGE_ID_HEADER_CONFIG, messageIdHeader);
         if (maxPublishDuration != null) {
             p.put(MAX_PUBLISH_DURATION_MS_CONFIG, Long.toString(maxPublishDuration.toMillis()));
         }
@@ -518,8 +500,7 @@ public final class RelayOptions {
     public Builder toBuilder() {
         return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize).pollInterval(pollInterval)
                 .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
-                .maxErrorBackoff(maxErrorBackoff).messageIdHeader(messageIdHeader)
-                .maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
+                .maxErrorBackoff(maxErrorBackoff).maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
                 .storeConcurrency(storeConcurrency).poisonPolicy(poisonPolicy).poisonMaxAttempts(poisonMaxAttempts);
     }
 
@@ -539,41 +520,13 @@ public final class RelayOptions {
         return "RelayOptions" + toProperties();
     }
 
-    private static String requireRelayId(String relayId) {
-        try {
-            return LeaseRequest.requireRelayId(relayId);
-        } catch (IllegalArgumentException e) {
-            throw new OutboxMisconfigurationException("invalid " + RELAY_ID_CONFIG + ": " + e.getMessage(), e);
-        }
+    private static Object defaultOf(String key) {
+        return CONFIG_DEF.configKeys().get(key).defaultValue;
     }
 
-    private static String requireHeader(String header) {
-        if (header == null || header.isBlank()) {
-            throw invalid(MESSAGE_ID_HEADER_CONFIG, header == null ? null : "'" + header + "'", "must not be blank");
-        }
-        return header;
-    }
-
-    private static int requireRange(String key, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw invalid(key, value, "must be in [" + min + ", " + max + "]");
-        }
-        return value;
-    }
-
-    private static Duration requireDuration(String key, Duration value, long minMillis) {
-        if (value == null) {
-            throw invalid(key, null, "must not be null");
-        }
-        if (value.compareTo(MAX_DURATION) > 0 || value.toMillis() < minMillis) {
-            Object shown = value.compareTo(MAX_DURATION) > 0 ? value : value.toMillis() + " ms";
-            throw invalid(key, shown, "must be in [" + minMillis + ", " + MAX_MS + "] ms");
-        }
-        return value;
-    }
-
-    private static OutboxMisconfigurationException invalid(String key, Object value, String rule) {
-        return new OutboxMisconfigurationException("relay option " + key + " " + rule + " but was " + value);
+    private static Duration defaultMillis(String key) {
+        Long millis = (Long) defaultOf(key);
+        return millis == null ? null : Duration.ofMillis(millis);
     }
 
     /**
@@ -590,19 +543,18 @@ public final class RelayOptions {
     public static final class Builder {
 
         private String relayId;
-        private int bucketCount = DEFAULT_BUCKET_COUNT;
-        private int batchSize = DEFAULT_BATCH_SIZE;
-        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
-        private Duration leaseDuration = DEFAULT_LEASE_DURATION;
-        private Duration leaseRenewInterval = DEFAULT_LEASE_RENEW_INTERVAL;
-        private Duration errorBackoff = DEFAULT_ERROR_BACKOFF;
-        private Duration maxErrorBackoff = DEFAULT_MAX_ERROR_BACKOFF;
-        private String messageIdHeader = DEFAULT_MESSAGE_ID_HEADER;
-        private Duration maxPublishDuration;
-        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
-        private int storeConcurrency = DEFAULT_STORE_CONCURRENCY;
-        private PoisonPolicy poisonPolicy = DEFAULT_POISON_POLICY;
-        private int poisonMaxAttempts = DEFAULT_POISON_MAX_ATTEMPTS;
+        private int bucketCount = (Integer) defaultOf(BUCKET_COUNT_CONFIG);
+        private int batchSize = (Integer) defaultOf(BATCH_SIZE_CONFIG);
+        private Duration pollInterval = defaultMillis(POLL_INTERVAL_MS_CONFIG);
+        private Duration leaseDuration = defaultMillis(LEASE_DURATION_MS_CONFIG);
+        private Duration leaseRenewInterval = defaultMillis(LEASE_RENEW_INTERVAL_MS_CONFIG);
+        private Duration errorBackoff = defaultMillis(ERROR_BACKOFF_MS_CONFIG);
+        private Duration maxErrorBackoff = defaultMillis(ERROR_BACKOFF_MAX_MS_CONFIG);
+        private Duration maxPublishDuration = defaultMillis(MAX_PUBLISH_DURATION_MS_CONFIG);
+        private Duration closeTimeout = defaultMillis(CLOSE_TIMEOUT_MS_CONFIG);
+        private int storeConcurrency = (Integer) defaultOf(STORE_CONCURRENCY_CONFIG);
+        private PoisonPolicy poisonPolicy = PoisonPolicy.forName((String) defaultOf(POISON_POLICY_CONFIG));
+        private int poisonMaxAttempts = (Integer) defaultOf(POISON_MAX_ATTEMPTS_CONFIG);
 
         private Builder() {
         }
@@ -698,17 +650,6 @@ public final class RelayOptions {
         }
 
         /**
-         * Sets {@value #MESSAGE_ID_HEADER_CONFIG}.
-         *
-         * @param messageIdHeader not blank; default {@value #DEFAULT_MESSAGE_ID_HEADER}
-         * @return this builder
-         */
-        public Builder messageIdHeader(String messageIdHeader) {
-            this.messageIdHeader = messageIdHeader;
-            return this;
-        }
-
-        /**
          * Sets {@value #MAX_PUBLISH_DURATION_MS_CONFIG}.
          *
          * @param maxPublishDuration in {@code [1 ms, 1 day]}, and plus the renew interval less than
@@ -769,7 +710,9 @@ public final class RelayOptions {
          * Validates every option and builds the options.
          *
          * @return the options
-         * @throws OutboxMisconfigurationException naming the option (by its key) and the bad value
+         * @throws OutboxMisconfigurationException naming the option (by its key) and the bad value:
+         *     a value outside the range {@link #configDef()} states for it, or two values that
+         *     contradict each other
          */
         public RelayOptions build() {
             return new RelayOptions(this);

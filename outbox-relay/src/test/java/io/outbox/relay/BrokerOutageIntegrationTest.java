@@ -27,9 +27,9 @@ class BrokerOutageIntegrationTest {
 
     /** Short timeouts so that an outage turns into failed publishes within seconds. */
     private static KafkaOutboxPublisher publisher() {
-        return new KafkaOutboxPublisher(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
+        return KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
                 "max.block.ms", 1_000, "request.timeout.ms", 1_500, "delivery.timeout.ms", 4_000,
-                "reconnect.backoff.max.ms", 500));
+                "reconnect.backoff.max.ms", 500)).build();
     }
 
     private static RelayOptions options(String relayId) {

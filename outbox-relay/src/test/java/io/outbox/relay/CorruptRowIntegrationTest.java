@@ -78,8 +78,8 @@ class CorruptRowIntegrationTest {
                     bad.messageId());
         }
         int others = (int) messages.stream().filter(m -> m.bucket() != bad.bucket()).count();
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of("bootstrap.servers",
-                KAFKA.broker().bootstrapServers()));
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers",
+                KAFKA.broker().bootstrapServers())).build();
              OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options("r12-" + name, policy))
                      .build()) {
             long start = System.nanoTime();

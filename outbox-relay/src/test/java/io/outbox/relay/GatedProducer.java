@@ -75,7 +75,7 @@ final class GatedProducer implements Producer<byte[], byte[]> {
             if (passBeforeHold < 0) {
                 return;
             }
-            Header id = record.headers().lastHeader(RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+            Header id = record.headers().lastHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
             sentOrHeldWhileArmed.add(UUID.fromString(new String(id.value(), StandardCharsets.UTF_8)));
             if (passed.getAndIncrement() >= passBeforeHold) {
                 held.countDown();

@@ -74,8 +74,8 @@ class KafkaOutboxPublisherTest {
         PrintStream stderr = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of("bootstrap.servers", "127.0.0.1:9",
-                "acks", "0", "partitioner.class", RoundRobinPartitioner.class.getName()))) {
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", "127.0.0.1:9",
+                "acks", "0", "partitioner.class", RoundRobinPartitioner.class.getName())).build()) {
             assertThat(publisher.messageIdHeader()).isEqualTo("x-outbox-message-id");
         } finally {
             System.setErr(stderr);
@@ -100,11 +100,11 @@ class KafkaOutboxPublisherTest {
 
     @Test
     void k1_invalidSettingsFailAtConstructionNamingTheSetting() {
-        assertThatThrownBy(() -> new KafkaOutboxPublisher(Map.of("bootstrap.servers", "127.0.0.1:9092",
-                "linger.ms", "soon")))
+        assertThatThrownBy(() -> KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", "127.0.0.1:9092",
+                "linger.ms", "soon")).build())
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("linger.ms")
                 .hasMessageContaining("soon");
-        assertThatThrownBy(() -> new KafkaOutboxPublisher(Map.of("linger.ms", 5)))
+        assertThatThrownBy(() -> KafkaOutboxPublisher.builder(Map.of("linger.ms", 5)).build())
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("bootstrap.servers");
     }
 
@@ -113,7 +113,7 @@ class KafkaOutboxPublisherTest {
         List<OutboxHeader> own = List.of(OutboxHeader.ofUtf8("trace", "t-1"), OutboxHeader.of("trace", null),
                 OutboxHeader.ofUtf8("kind", "created"));
         OutboxMessage m = message("alpha", null, own);
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "x-outbox-message-id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("x-outbox-message-id").build();
 
         CompletableFuture<PublishResult> result = publisher.publish(List.of(m));
         producer.completeNext();
@@ -129,7 +129,7 @@ class KafkaOutboxPublisherTest {
     void k3_startsEverySendBeforeWaitingAndReportsTheAcknowledgedPrefixAndTheFirstError() throws Exception {
         List<OutboxMessage> batch = List.of(message("a", null, List.of()), message("b", null, List.of()),
                 message("c", null, List.of()), message("d", null, List.of()));
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("id").build();
 
         CompletableFuture<PublishResult> result = publisher.publish(batch);
 
@@ -147,7 +147,7 @@ class KafkaOutboxPublisherTest {
 
     @Test
     void k3_aFailureOfTheFirstRecordAcknowledgesNothingEvenIfLaterOnesLand() throws Exception {
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("id").build();
 
         CompletableFuture<PublishResult> result = publisher.publish(List.of(message("a", null, List.of()),
                 message("a", null, List.of())));
@@ -160,7 +160,7 @@ class KafkaOutboxPublisherTest {
 
     @Test
     void k4_honoursAnExplicitPartitionAndLeavesTheTimestampToTheProducer() {
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("id").build();
 
         publisher.publish(List.of(message("a", 6, List.of()), message("b", null, List.of())));
 
@@ -176,7 +176,7 @@ class KafkaOutboxPublisherTest {
     void k2_aMessagesOwnHeaderOfTheIdNameIsReplacedByTheRelays() throws Exception {
         OutboxMessage m = message("alpha", null, List.of(OutboxHeader.ofUtf8("x-outbox-message-id", "forged"),
                 OutboxHeader.ofUtf8("trace", "t-1")));
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "x-outbox-message-id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("x-outbox-message-id").build();
 
         CompletableFuture<PublishResult> result = publisher.publish(List.of(m));
         producer.completeNext();
@@ -195,7 +195,7 @@ class KafkaOutboxPublisherTest {
         MockProducer<byte[], byte[]> fourPartitions = new MockProducer<>(
                 new Cluster("c", List.of(node), partitions, java.util.Set.of(), java.util.Set.of()), false, null,
                 new ByteArraySerializer(), new ByteArraySerializer());
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(fourPartitions, "id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(fourPartitions).messageIdHeader("id").build();
         OutboxMessage missing = message("b", 6, List.of());
 
         CompletableFuture<PublishResult> result = publisher.publish(List.of(message("a", 1, List.of()), missing,
@@ -218,8 +218,8 @@ class KafkaOutboxPublisherTest {
         try (ServerSocket socket = new ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of(
-                "bootstrap.servers", "127.0.0.1:" + closedPort, "max.block.ms", 300), "id")) {
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of(
+                "bootstrap.servers", "127.0.0.1:" + closedPort, "max.block.ms", 300)).messageIdHeader("id").build()) {
 
             PublishResult result = publisher.publish(List.of(message("a", null, List.of())))
                     .get(30, TimeUnit.SECONDS);
@@ -231,7 +231,7 @@ class KafkaOutboxPublisherTest {
 
     @Test
     void aClosedPublisherFailsEveryBatchAndLeavesAGivenProducerOpen() throws Exception {
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producer, "id");
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producer).messageIdHeader("id").build();
         publisher.close();
 
         PublishResult result = publisher.publish(List.of(message("a", null, List.of()))).get(5, TimeUnit.SECONDS);

@@ -76,7 +76,7 @@ class KafkaRelayIntegrationTest {
         store.enqueue(sent);
         Instant start = Instant.now();
 
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producerConfig());
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producerConfig()).build();
              OutboxRelay relay = new OutboxRelay(store, publisher, options("fidelity", buckets).build())) {
             relay.start();
             await().atMost(WAIT).until(() -> store.pendingMetrics(Duration.ofSeconds(1)).pendingCount() == 0);
@@ -133,7 +133,7 @@ class KafkaRelayIntegrationTest {
             }
         };
 
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(producerConfig("max.request.size", 10_000));
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(producerConfig("max.request.size", 10_000)).build();
              OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options("too-large", 4).build())
                      .listener(listener).build()) {
             relay.start();

@@ -56,7 +56,7 @@ class KafkaTransactionsIntegrationTest {
     }
 
     private static KafkaOutboxPublisher publisher(String prefix, GatedProducer.Gate gate, Object... extra) {
-        return new KafkaOutboxPublisher(producerConfig(extra), RelayOptions.DEFAULT_MESSAGE_ID_HEADER,
+        return new KafkaOutboxPublisher(producerConfig(extra), KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                 KafkaTransactions.builder(prefix).build(), gate == null ? KafkaProducer::new : gate.factory());
     }
 
@@ -257,7 +257,7 @@ class KafkaTransactionsIntegrationTest {
             crashed.beginTransaction();
             for (OutboxMessage m : store.delegate.nextBatch(0, 20)) {
                 crashed.send(new ProducerRecord<>(m.topic(), null, m.key(), m.value(), List.of(
-                        new org.apache.kafka.common.header.internals.RecordHeader(RelayOptions.DEFAULT_MESSAGE_ID_HEADER,
+                        new org.apache.kafka.common.header.internals.RecordHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                                 m.messageId().toString().getBytes(StandardCharsets.UTF_8)))));
             }
             crashed.flush();

@@ -63,8 +63,8 @@ class KafkaTransactionsTest {
     @Test
     void k5_aRelayOfMoreBucketsThanTheBoundOrASecondRelayIsRefused() {
         InMemoryOutboxStore store = InMemoryOutboxStore.builder().build();
-        try (KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(settings("transactions", "true",
-                "transactional.id.prefix", "bounded", "transactions.max.buckets", "4"))) {
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(settings("transactions", "true",
+                "transactional.id.prefix", "bounded", "transactions.max.buckets", "4")).build()) {
             assertThat(publisher.isTransactional()).isTrue();
             assertThatThrownBy(() -> new OutboxRelay(store, publisher,
                     RelayOptions.builder().relayId("r").bucketCount(8).build()))
@@ -86,7 +86,7 @@ class KafkaTransactionsTest {
                 "transactional.id.prefix", "orders"));
         assertThat(effective).containsEntry("transactional.id", "orders-<bucket>").doesNotContainKey("transactions")
                 .doesNotContainKey("transactional.id.prefix").containsEntry("acks", "all");
-        try (KafkaOutboxPublisher plain = new KafkaOutboxPublisher(settings())) {
+        try (KafkaOutboxPublisher plain = KafkaOutboxPublisher.builder(settings()).build()) {
             assertThat(plain.isTransactional()).isFalse();
         }
     }

@@ -47,8 +47,8 @@ class OutboxNotifierTest {
     }
 
     private OutboxRelay startRelay() {
-        publisher = new KafkaOutboxPublisher(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                KAFKA.broker().bootstrapServers()));
+        publisher = KafkaOutboxPublisher.builder(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                KAFKA.broker().bootstrapServers())).build();
         relay = new OutboxRelay(store, publisher, RelayOptions.builder().relayId("local").bucketCount(BUCKETS)
                 .pollInterval(Duration.ofMinutes(1)).build());
         relay.start();

@@ -199,24 +199,52 @@ class OutboxRelayTest {
     }
 
     @Test
-    void r5_renewsLeasesWhileASlowPublishIsInFlight() {
+    void r5_r11_leasesStayFreshWhileASlowPublishIsInFlight() {
         List<UUID> ids = ids(enqueue(1, 3));
         publisher.hold();
-        start(options().build());
+        OutboxRelay relay = start(options().build());
         await().atMost(WAIT).until(() -> publisher.calls().size() == 1);
 
-        // 33 s of publishing, longer than the 30 s lease: each renew interval the lease is renewed.
+        // 33 s of publishing, longer than the 30 s lease: each renew interval the relay re-acquires
+        // without waiting for the publish (R11), naming the bucket as busy, which keeps its lease.
         for (int i = 1; i <= 3; i++) {
             clock.advance(Duration.ofSeconds(11));
-            int renewals = i;
-            await().atMost(WAIT).until(() -> store.renewCalls.get() >= renewals);
+            int acquisitions = i + 1;
+            await().atMost(WAIT).until(() -> store.acquireCalls.get() >= acquisitions);
         }
-        assertThat(store.acquireCalls).as("no acquisition or rebalance while the publish is in flight").hasValue(1);
+        assertThat(store.lastAcquire.busyBuckets()).as("the bucket being published is named busy").containsExactly(1);
+        assertThat(relay.ownedBuckets()).contains(1);
 
         publisher.calls().get(0).succeed();
 
         await().atMost(WAIT).until(() -> store.pending() == 0);
         assertThat(store.deletedIds()).isEqualTo(ids);
+    }
+
+    @Test
+    void r5_theRenewalThreadKeepsTheLeasesWhileTheLoopWaitsForAPublishAfterAStoreError() throws Exception {
+        List<UUID> ids = ids(enqueue(1, 3));
+        publisher.hold();
+        OutboxRelay relay = start(options().build());
+        await().atMost(WAIT).until(() -> publisher.calls().size() == 1);
+
+        // Another bucket's read fails: the loop starts no new work and waits for the publish in flight
+        // (R3), so only the renewal thread (C1) keeps the leases alive meanwhile.
+        store.failNextBatches.set(1);
+        enqueue(2, 1);
+        relay.wakeUp(List.of(2));
+        await().atMost(WAIT).until(() -> store.nextBatchCalls.get() >= 2);
+        Thread.sleep(300); // lets the loop take the failure before the clock moves
+        int acquisitions = store.acquireCalls.get();
+        clock.advance(Duration.ofSeconds(11));
+        await().atMost(WAIT).until(() -> store.renewCalls.get() >= 1);
+        assertThat(store.acquireCalls).as("the loop waits for the publish; it does not re-acquire")
+                .hasValue(acquisitions);
+
+        publisher.answer(batch -> PublishResult.success(batch.size()));
+        publisher.calls().get(0).succeed();
+        await().atMost(WAIT).until(() -> store.pending() == 0);
+        assertThat(store.deletedIds()).containsAll(ids);
     }
 
     @Test
@@ -407,7 +435,7 @@ class OutboxRelayTest {
         store.renewAnswer = held -> List.of();
         store.acquireAnswer = owned -> List.of();
         clock.advance(Duration.ofSeconds(11));
-        await().atMost(WAIT).until(() -> store.renewCalls.get() >= 1);
+        await().atMost(WAIT).until(() -> store.acquireCalls.get() >= 2 || store.renewCalls.get() >= 1);
         await().atMost(WAIT).until(() -> relay.ownedBuckets().isEmpty());
         publisher.calls().get(0).succeed();
 

@@ -100,7 +100,7 @@ class PoisonMessageIntegrationTest {
         config.put("request.timeout.ms", 1_500);
         config.put("delivery.timeout.ms", 4_000);
         config.put("reconnect.backoff.max.ms", 500);
-        return new KafkaOutboxPublisher(config);
+        return KafkaOutboxPublisher.builder(config).build();
     }
 
     private static RelayOptions options(String relayId, PoisonPolicy policy, int maxAttempts) {

@@ -27,7 +27,6 @@ class RelayOptionsTest {
         assertThat(options.leaseRenewInterval()).isEqualTo(Duration.ofSeconds(10));
         assertThat(options.errorBackoff()).isEqualTo(Duration.ofSeconds(1));
         assertThat(options.maxErrorBackoff()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(options.messageIdHeader()).isEqualTo("x-outbox-message-id");
         assertThat(options.maxPublishDuration()).isNull();
         assertThat(options.closeTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(options.storeConcurrency()).isEqualTo(4);
@@ -53,7 +52,6 @@ class RelayOptionsTest {
                 bad(b -> b.errorBackoff(Duration.ofMillis(-5)), "relay option error.backoff.ms must be in [1, 86400000] ms but was -5 ms"),
                 bad(b -> b.maxErrorBackoff(Duration.ofMillis(500)),
                         "relay options: error.backoff.max.ms (500) must be at least error.backoff.ms (1000)"),
-                bad(b -> b.messageIdHeader(" "), "relay option message.id.header must not be blank but was ' '"),
                 bad(b -> b.maxPublishDuration(Duration.ofSeconds(20)),
                         "relay options: max.publish.duration.ms (20000) plus lease.renew.interval.ms (10000) must be less "
                                 + "than lease.duration.ms (30000), so that a publish that starts on a fresh lease ends "
@@ -61,7 +59,11 @@ class RelayOptionsTest {
                 bad(b -> b.closeTimeout(Duration.ofMillis(-1)), "relay option close.timeout.ms must be in [0, 86400000] ms but was -1 ms"),
                 bad(b -> b.storeConcurrency(0), "relay option store.concurrency must be in [1, 256] but was 0"),
                 bad(b -> b.storeConcurrency(-1), "relay option store.concurrency must be in [1, 256] but was -1"),
-                bad(b -> b.relayId("a\tb"), "invalid relay.id: relayId must not contain control characters: 'a?b'"));
+                bad(b -> b.relayId("a\tb"), "relay option relay.id must not contain control characters: 'a?b'"),
+                bad(b -> b.relayId(" "), "relay option relay.id must not be blank but was ' '"),
+                bad(b -> b.bucketCount(65_537), "relay option bucket.count must be in [1, 65536] but was 65537"),
+                bad(b -> b.maxPublishDuration(Duration.ZERO),
+                        "relay option max.publish.duration.ms must be in [1, 86400000] ms but was 0 ms"));
     }
 
     private static Arguments bad(UnaryOperator<RelayOptions.Builder> change, String message) {
@@ -81,7 +83,7 @@ class RelayOptionsTest {
         RelayOptions options = RelayOptions.builder().relayId("relay-7").bucketCount(12).batchSize(50)
                 .pollInterval(Duration.ofMillis(250)).leaseDuration(Duration.ofSeconds(60))
                 .leaseRenewInterval(Duration.ofSeconds(5)).errorBackoff(Duration.ofMillis(100))
-                .maxErrorBackoff(Duration.ofSeconds(8)).messageIdHeader("id").maxPublishDuration(Duration.ofSeconds(40))
+                .maxErrorBackoff(Duration.ofSeconds(8)).maxPublishDuration(Duration.ofSeconds(40))
                 .closeTimeout(Duration.ZERO).storeConcurrency(7).build();
 
         Map<String, String> properties = options.toProperties();
@@ -117,10 +119,45 @@ class RelayOptionsTest {
     }
 
     @Test
+    void r10_propertiesAndTheBuilderReportAnOutOfRangeValueTheSameWay() {
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("store.concurrency", "300")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay option store.concurrency must be in [1, 256] but was 300");
+        assertThatThrownBy(() -> RelayOptions.builder().storeConcurrency(300).build())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay option store.concurrency must be in [1, 256] but was 300");
+    }
+
+    @Test
+    void r10_theBuilderStartsFromTheConfigDefDefaults() {
+        RelayOptions options = RelayOptions.builder().relayId("r").build();
+        Map<String, String> properties = options.toProperties();
+
+        RelayOptions.configDef().configKeys().forEach((key, definition) -> {
+            if (definition.defaultValue != null) {
+                assertThat(properties.get(key)).as(key).isEqualTo(String.valueOf(definition.defaultValue));
+            }
+        });
+    }
+
+    @Test
+    void r10_theConfigDefsRangesAreTheOnesBuildEnforces() {
+        var keys = RelayOptions.configDef().configKeys();
+
+        assertThat(keys.get("bucket.count").validator).hasToString("1-65536");
+        assertThat(keys.get("poll.interval.ms").validator).hasToString("1 ms-1 day");
+        assertThat(keys.get("close.timeout.ms").validator).hasToString("0 ms-1 day");
+        assertThat(RelayOptions.builder().closeTimeout(Duration.ZERO).build().closeTimeout()).isZero();
+        assertThat(RelayOptions.builder().bucketCount(65_536).build().bucketCount()).isEqualTo(65_536);
+        assertThatThrownBy(() -> RelayOptions.configDef().parse(Map.of("batch.size", "0")))
+                .hasMessage("relay option batch.size must be in [1, 100000] but was 0");
+    }
+
+    @Test
     void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
         var keys = RelayOptions.configDef().configKeys();
 
-        assertThat(keys).hasSize(14);
+        assertThat(keys).hasSize(13).doesNotContainKey("message.id.header");
         assertThat(keys.get("poison.policy").defaultValue).isEqualTo("block");
         assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
         assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);

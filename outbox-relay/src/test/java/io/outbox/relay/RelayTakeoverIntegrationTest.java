@@ -51,8 +51,8 @@ class RelayTakeoverIntegrationTest {
         List<OutboxRelay> relays = new ArrayList<>();
         for (String id : List.of("relay-a", "relay-b", "relay-c")) {
             KillableStore store = new KillableStore(shared);
-            KafkaOutboxPublisher kafka = new KafkaOutboxPublisher(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
-                    "linger.ms", 5));
+            KafkaOutboxPublisher kafka = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
+                    "linger.ms", 5)).build();
             RelayOptions options = RelayOptions.builder().relayId(id).bucketCount(BUCKETS).batchSize(BATCH_SIZE)
                     .pollInterval(Duration.ofMillis(50)).leaseDuration(Duration.ofSeconds(3))
                     .leaseRenewInterval(Duration.ofSeconds(1)).errorBackoff(Duration.ofMillis(100))

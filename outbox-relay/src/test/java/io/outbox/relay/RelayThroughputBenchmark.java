@@ -94,7 +94,7 @@ class RelayThroughputBenchmark {
             long start = System.nanoTime();
             for (OutboxMessage m : messages) {
                 RecordHeaders headers = new RecordHeaders();
-                headers.add(RelayOptions.DEFAULT_MESSAGE_ID_HEADER,
+                headers.add(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                         m.messageId().toString().getBytes(StandardCharsets.UTF_8));
                 producer.send(new ProducerRecord<>(m.topic(), null, null, m.key(), m.value(), headers));
             }
@@ -123,8 +123,8 @@ class RelayThroughputBenchmark {
         RelayOptions options = RelayOptions.builder().relayId("benchmark").bucketCount(BUCKETS).batchSize(500).build();
         try (Producer<byte[], byte[]> producer = new KafkaProducer<>(KafkaOutboxPublisher.effectiveConfig(config));
              KafkaOutboxPublisher publisher = transactions == null
-                     ? new KafkaOutboxPublisher(producer, options.messageIdHeader())
-                     : KafkaOutboxPublisher.transactional(config, options.messageIdHeader(), transactions);
+                     ? KafkaOutboxPublisher.builder(producer).build()
+                     : KafkaOutboxPublisher.builder(config).transactions(transactions).build();
              OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options).listener(counter).build()) {
             producer.partitionsFor(messages.get(0).topic());
             long start = System.nanoTime();

@@ -26,6 +26,8 @@ class TestStore implements OutboxStore {
     final List<List<UUID>> deleted = new CopyOnWriteArrayList<>();
     /** How many of the next nextBatch calls throw. */
     final AtomicInteger failNextBatches = new AtomicInteger();
+    /** The last acquisition's request. */
+    volatile LeaseRequest lastAcquire;
     volatile Runnable afterAcquire = () -> { };
     volatile Runnable afterNextBatch = () -> { };
     volatile UnaryOperator<List<Integer>> acquireAnswer = UnaryOperator.identity();
@@ -46,6 +48,7 @@ class TestStore implements OutboxStore {
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         acquireCalls.incrementAndGet();
+        lastAcquire = request;
         List<Integer> owned = delegate.acquireBucketLeases(request);
         afterAcquire.run();
         return acquireAnswer.apply(owned);

@@ -56,6 +56,6 @@ final class TopicReader {
     }
 
     static UUID messageId(ConsumerRecord<byte[], byte[]> record) {
-        return messageId(record, RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+        return messageId(record, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
     }
 }

@@ -2,9 +2,9 @@ package io.outbox.spi;
 
 import io.outbox.OutboxBucket;
 import java.time.Duration;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.TreeSet;
 
 /**
  * One relay's call to {@link OutboxStore#acquireBucketLeases} or
@@ -18,8 +18,14 @@ import java.util.TreeSet;
  * @param heldBuckets the buckets the relay owned after its last successful call (S4b), or, for a
  *     renewal, the buckets to renew; normalized to distinct, ascending, immutable; each in
  *     {@code [0, bucketCount)}
+ * @param busyBuckets the held buckets with a publish in flight or about to start (rule R11): an
+ *     acquisition keeps each of them that the relay still holds, even above its fair share, and
+ *     counts them toward the share first, so a relay never loses a lease to a rebalance while it
+ *     publishes the bucket; the relay asks again once their tasks end. Ignored by renewals.
+ *     Normalized like {@code heldBuckets}; empty by default
  */
-public record LeaseRequest(String relayId, int bucketCount, Duration leaseDuration, List<Integer> heldBuckets) {
+public record LeaseRequest(String relayId, int bucketCount, Duration leaseDuration, List<Integer> heldBuckets,
+                           List<Integer> busyBuckets) {
 
     /** Longest relay id, in characters; stores size their owner columns for it. */
     public static final int MAX_RELAY_ID_LENGTH = 128;
@@ -31,7 +37,8 @@ public record LeaseRequest(String relayId, int bucketCount, Duration leaseDurati
      * @param bucketCount the number of buckets
      * @param leaseDuration the lease duration
      * @param heldBuckets the buckets held, or to renew
-     * @throws NullPointerException if a field or a held bucket is null
+     * @param busyBuckets the held buckets being published (R11)
+     * @throws NullPointerException if a field or a held or busy bucket is null
      * @throws IllegalArgumentException naming the bad field and value
      */
     public LeaseRequest {
@@ -41,17 +48,45 @@ public record LeaseRequest(String relayId, int bucketCount, Duration leaseDurati
         if (leaseDuration.toMillis() < 1) {
             throw new IllegalArgumentException("leaseDuration must be at least 1 ms but was " + leaseDuration);
         }
-        Objects.requireNonNull(heldBuckets, "heldBuckets must not be null");
-        TreeSet<Integer> sorted = new TreeSet<>();
-        for (Integer bucket : heldBuckets) {
-            Objects.requireNonNull(bucket, "heldBuckets must not contain null");
+        heldBuckets = normalize("heldBuckets", heldBuckets, bucketCount);
+        busyBuckets = normalize("busyBuckets", busyBuckets, bucketCount);
+    }
+
+    /**
+     * A request without busy buckets.
+     *
+     * @param relayId the calling relay's id
+     * @param bucketCount the number of buckets
+     * @param leaseDuration the lease duration
+     * @param heldBuckets the buckets held, or to renew
+     * @throws NullPointerException if a field or a held bucket is null
+     * @throws IllegalArgumentException naming the bad field and value
+     */
+    public LeaseRequest(String relayId, int bucketCount, Duration leaseDuration, List<Integer> heldBuckets) {
+        this(relayId, bucketCount, leaseDuration, heldBuckets, List.of());
+    }
+
+    private static List<Integer> normalize(String field, List<Integer> buckets, int bucketCount) {
+        Objects.requireNonNull(buckets, field + " must not be null");
+        if (buckets.isEmpty()) {
+            return List.of();
+        }
+        // A BitSet, not a TreeSet: 65,536 buckets normalize in linear time.
+        BitSet set = new BitSet(bucketCount);
+        for (Integer bucket : buckets) {
+            Objects.requireNonNull(bucket, field + " must not contain null");
             if (bucket < 0 || bucket >= bucketCount) {
-                throw new IllegalArgumentException("heldBuckets contains " + bucket + ", outside [0, "
+                throw new IllegalArgumentException(field + " contains " + bucket + ", outside [0, "
                         + bucketCount + ")");
             }
-            sorted.add(bucket);
+            set.set(bucket);
         }
-        heldBuckets = List.copyOf(sorted);
+        Integer[] sorted = new Integer[set.cardinality()];
+        int i = 0;
+        for (int b = set.nextSetBit(0); b >= 0; b = set.nextSetBit(b + 1)) {
+            sorted[i++] = b;
+        }
+        return List.of(sorted);
     }
 
     /**
@@ -73,7 +108,17 @@ public record LeaseRequest(String relayId, int bucketCount, Duration leaseDurati
      * @return a new request
      */
     public LeaseRequest withHeldBuckets(List<Integer> buckets) {
-        return new LeaseRequest(relayId, bucketCount, leaseDuration, buckets);
+        return new LeaseRequest(relayId, bucketCount, leaseDuration, buckets, busyBuckets);
+    }
+
+    /**
+     * The same request with other busy buckets (R11).
+     *
+     * @param buckets the held buckets being published; not null, each in {@code [0, bucketCount)}
+     * @return a new request
+     */
+    public LeaseRequest withBusyBuckets(List<Integer> buckets) {
+        return new LeaseRequest(relayId, bucketCount, leaseDuration, heldBuckets, buckets);
     }
 
     /**

@@ -54,8 +54,12 @@ public interface OutboxStore {
      * <p>The relay treats the returned buckets as its own until {@code leaseDuration} after the
      * moment it made this call (R1).
      *
-     * @param request the relay id, bucket count, lease duration and the buckets held after the
-     *     last successful call; not null
+     * <p>R11: buckets in {@link LeaseRequest#busyBuckets()} that the caller still holds are kept,
+     * even above its share ({@link LeasePlan} does it), so a relay never loses a lease to a
+     * rebalance while it publishes the bucket.
+     *
+     * @param request the relay id, bucket count, lease duration, the buckets held after the
+     *     last successful call and those of them being published; not null
      * @return the buckets this relay owns after the call, read back from the store, ascending,
      *     immutable; possibly empty
      * @throws OutboxMisconfigurationException if pending message rows (or sequence counters a

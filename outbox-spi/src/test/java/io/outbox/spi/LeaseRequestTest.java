@@ -15,6 +15,12 @@ class LeaseRequestTest {
         LeaseRequest r = new LeaseRequest("a", 8, Duration.ofSeconds(1), List.of(5, 1, 5, 3));
         assertThat(r.heldBuckets()).containsExactly(1, 3, 5);
         assertThat(r.withHeldBuckets(List.of()).heldBuckets()).isEmpty();
+        assertThat(r.busyBuckets()).isEmpty();
+        LeaseRequest busy = r.withBusyBuckets(List.of(5, 3, 5));
+        assertThat(busy.busyBuckets()).containsExactly(3, 5);
+        assertThat(busy.heldBuckets()).containsExactly(1, 3, 5);
+        assertThatThrownBy(() -> r.withBusyBuckets(List.of(-1)))
+                .hasMessage("busyBuckets contains -1, outside [0, 8)");
         assertThat(r.leaseDurationMillis()).isEqualTo(1_000);
     }
 

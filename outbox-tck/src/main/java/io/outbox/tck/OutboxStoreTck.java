@@ -886,6 +886,49 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         }
     }
 
+    /**
+     * R11 (S4 with busy buckets): an acquisition keeps the caller's busy buckets
+     * ({@link LeaseRequest#busyBuckets()}) even above its fair share, so a relay never loses a
+     * lease to a rebalance while it publishes that bucket; once they are no longer busy the next
+     * call gives the excess up, and a peer claims it.
+     *
+     * <p>If this test fails, check: the store plans from the request it was given (so
+     * {@code busyBuckets} reaches {@code LeasePlan}); every lease in {@code plan.keep()} is
+     * extended; nothing is released that the plan keeps.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_R11_busyBucketsAreKeptAboveTheShareUntilTheyAreIdle() throws Exception {
+        int n = env.bucketCount();
+        assumeTrue(n >= 2, "needs at least 2 buckets");
+        Duration lease = env.leaseDuration();
+        OutboxStore a = openStore();
+        OutboxStore b = openStore();
+        List<Integer> all = allBuckets();
+        List<Integer> heldA = a.acquireBucketLeases(LeaseRequest.of("relay-a", n, lease));
+        assertThat(heldA).as("R11: a lone relay owns every bucket").isEqualTo(all);
+        clock.advanceMillis(1);
+        assertThat(b.acquireBucketLeases(LeaseRequest.of("relay-b", n, lease)))
+                .as("R11: every bucket is leased to relay-a").isEmpty();
+        clock.advanceMillis(1);
+
+        heldA = a.acquireBucketLeases(new LeaseRequest("relay-a", n, lease, heldA, all));
+        assertThat(heldA).as("R11: relay-a keeps every busy bucket although relay-b joined").isEqualTo(all);
+        clock.advanceMillis(1);
+        assertThat(b.acquireBucketLeases(LeaseRequest.of("relay-b", n, lease)))
+                .as("R11: no busy bucket can be claimed by a peer").isEmpty();
+        clock.advanceMillis(1);
+
+        heldA = a.acquireBucketLeases(new LeaseRequest("relay-a", n, lease, heldA, List.of()));
+        int shareA = FairShare.of(n, Set.of("relay-a", "relay-b")).share("relay-a");
+        assertThat(heldA).as("R11: once idle, relay-a gives up what is above its share").hasSize(shareA);
+        clock.advanceMillis(1);
+        assertThat(b.acquireBucketLeases(LeaseRequest.of("relay-b", n, lease)))
+                .as("R11: relay-b claims the buckets relay-a gave up").hasSize(n - shareA)
+                .doesNotContainAnyElementsOf(heldA);
+    }
+
     // ---------------------------------------------------------------------------------------
     // S5 exclusivity
     // ---------------------------------------------------------------------------------------

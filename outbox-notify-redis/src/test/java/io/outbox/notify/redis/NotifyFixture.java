@@ -88,9 +88,9 @@ final class NotifyFixture implements AutoCloseable {
     }
 
     OutboxRelay relay(OutboxStore store, RelayOptions options) {
-        KafkaOutboxPublisher publisher = new KafkaOutboxPublisher(Map.of(
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ProducerConfig.LINGER_MS_CONFIG, 0), options.messageIdHeader());
+                ProducerConfig.LINGER_MS_CONFIG, 0)).build();
         OutboxRelay relay = new OutboxRelay(store, publisher, options);
         closing.add(publisher);
         closing.add(relay);
@@ -129,7 +129,7 @@ final class NotifyFixture implements AutoCloseable {
             while (!closed) {
                 for (ConsumerRecord<byte[], byte[]> record : c.poll(Duration.ofMillis(50))) {
                     long now = System.nanoTime();
-                    Header h = record.headers().lastHeader(RelayOptions.DEFAULT_MESSAGE_ID_HEADER);
+                    Header h = record.headers().lastHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
                     UUID id = UUID.fromString(new String(h.value(), StandardCharsets.UTF_8));
                     if (consumed.putIfAbsent(id, now) != null) {
                         duplicates.incrementAndGet();

@@ -46,9 +46,11 @@ import java.util.TreeMap;
  * <h2>The plan</h2>
  * Live relays are the caller plus every relay whose heartbeat is newer than
  * {@code now - leaseDuration}. {@link FairShare} over them gives each relay a share and a
- * preferred range. The caller keeps its unexpired leases up to its share (those in its preferred
- * range first, then those in {@link LeaseRequest#heldBuckets()}, then the lowest) and releases
- * the rest. Claimable buckets (free or expired, ascending) are then assigned, identically on
+ * preferred range. The caller keeps its unexpired leases up to its share (those in
+ * {@link LeaseRequest#busyBuckets()} first, then those in its preferred range, then those in
+ * {@link LeaseRequest#heldBuckets()}, then the lowest) and releases the rest; a busy bucket is
+ * kept even above the share (rule R11: a bucket being published is never given away; the relay
+ * asks again when that publish ends). Claimable buckets (free or expired, ascending) are then assigned, identically on
  * every relay: first each to the relay whose preferred range holds it, if that relay is below its
  * share, then leftovers to relays still below their share, in rank order. A relay's deficit is
  * its share minus its unexpired leases (capped at the share). The caller claims the buckets
@@ -151,10 +153,14 @@ public final class LeasePlan {
         BucketRange myRange = fairShare.preferredRange(me);
         BitSet held = new BitSet(n);
         request.heldBuckets().forEach(held::set);
-        mine.sort(Comparator.<BucketLease>comparingInt(l -> myRange.contains(l.bucket()) ? 0 : 1)
+        BitSet busy = new BitSet(n);
+        request.busyBuckets().forEach(busy::set);
+        mine.sort(Comparator.<BucketLease>comparingInt(l -> busy.get(l.bucket()) ? 0 : 1)
+                .thenComparingInt(l -> myRange.contains(l.bucket()) ? 0 : 1)
                 .thenComparingInt(l -> held.get(l.bucket()) ? 0 : 1)
                 .thenComparingInt(BucketLease::bucket));
-        int keepCount = Math.min(myShare, mine.size());
+        int busyMine = (int) mine.stream().filter(l -> busy.get(l.bucket())).count();
+        int keepCount = Math.max(Math.min(myShare, mine.size()), busyMine);
         List<BucketLease> keep = sortedByBucket(mine.subList(0, keepCount));
         List<BucketLease> release = sortedByBucket(mine.subList(keepCount, mine.size()));
 

@@ -46,6 +46,32 @@ class LeasePlanTest {
     }
 
     @Test
+    void r11_busyBucketsAreKeptFirstAndCountTowardTheShare() {
+        // a holds all 8; b is live: shares 4/4, a's range [0,4); a is publishing 6.
+        List<BucketLease> leases = IntStream.range(0, 8).mapToObj(b -> new BucketLease(b, "a", 20_000)).toList();
+        LeaseRequest request = new LeaseRequest("a", 8, LEASE, List.of(0, 1, 2, 3, 4, 5, 6, 7), List.of(6));
+        LeasePlan plan = LeasePlan.compute(request, 10_000, Map.of("a", 9_000L, "b", 9_500L), leases);
+        assertThat(buckets(plan.keep())).containsExactly(0, 1, 2, 6);
+        assertThat(buckets(plan.release())).containsExactly(3, 4, 5, 7);
+    }
+
+    @Test
+    void r11_busyBucketsAreKeptEvenAboveTheShare() {
+        // a holds all 4 and publishes 0, 1 and 3; b is live: a's share is 2.
+        List<BucketLease> leases = IntStream.range(0, 4).mapToObj(b -> new BucketLease(b, "a", 20_000)).toList();
+        LeaseRequest request = new LeaseRequest("a", 4, LEASE, List.of(0, 1, 2, 3), List.of(0, 1, 3));
+        LeasePlan plan = LeasePlan.compute(request, 10_000, Map.of("a", 9_000L, "b", 9_500L), leases);
+        assertThat(plan.share()).isEqualTo(2);
+        assertThat(buckets(plan.keep())).containsExactly(0, 1, 3);
+        assertThat(buckets(plan.release())).containsExactly(2);
+        // b, seeing a hold 3 of 4, claims the one a gave up and nothing a keeps.
+        List<BucketLease> after = List.of(new BucketLease(0, "a", 40_000), new BucketLease(1, "a", 40_000),
+                BucketLease.free(2), new BucketLease(3, "a", 40_000));
+        LeasePlan b = LeasePlan.compute(LeaseRequest.of("b", 4, LEASE), 10_001, Map.of("a", 10_000L), after);
+        assertThat(buckets(b.claim())).containsExactly(2);
+    }
+
+    @Test
     void s4b_heldBucketsAreKeptBeforeOthersOutsideTheRange() {
         // c's range is [6,8) of 8 with three relays; c holds 0, 1 and 2 (none in range) and held 2 last time.
         List<BucketLease> leases = List.of(new BucketLease(0, "c", 50_000), new BucketLease(1, "c", 50_000),

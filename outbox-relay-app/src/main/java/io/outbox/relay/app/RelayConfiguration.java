@@ -1,0 +1,626 @@
+package io.outbox.relay.app;
+
+import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.KafkaTransactions;
+import io.outbox.relay.RelayOptions;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStoreProvider;
+import io.outbox.spi.OutboxStores;
+import io.outbox.spi.support.OutboxStoreConfig;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * The standalone relay's configuration: one properties file, overridden by environment variables
+ * ({@link EnvironmentVariables}). Keys:
+ *
+ * <ul>
+ *   <li>{@code store}: the store's provider name, found with {@link OutboxStores};</li>
+ *   <li>{@code store.<setting>}: the provider's settings, passed without the prefix;</li>
+ *   <li>{@code kafka.<setting>}: Kafka producer settings, passed without the prefix to
+ *       {@link KafkaOutboxPublisher}, which enforces its own (rule K1);</li>
+ *   <li>{@code relay.<option>}: {@link RelayOptions}, by their keys, with {@code relay.} put in
+ *       front of those that do not start with it ({@code relay.bucket.count}, but
+ *       {@code relay.id}), and the publisher's own options ({@link KafkaOutboxPublisher#configDef()},
+ *       {@code relay.message.id.header}).</li>
+ *   <li>{@code notify.transport} and {@code notify.<transport>.<setting>}: cross-process wake-ups,
+ *       see {@link NotifySettings}.</li>
+ * </ul>
+ *
+ * <p>{@link #read} reads and sorts the settings and finds the provider and the secrets, without
+ * validating values, so that a {@link Redactor} exists before any value can appear in a message;
+ * {@link #resolve()} then validates everything without connecting to anything.
+ */
+final class RelayConfiguration {
+
+    /** Key of the store's provider name. */
+    static final String STORE = "store";
+    /** Prefix of store settings. */
+    static final String STORE_PREFIX = "store.";
+    /** Prefix of Kafka producer settings. */
+    static final String KAFKA_PREFIX = "kafka.";
+    /** Prefix of relay options. */
+    static final String RELAY_PREFIX = "relay.";
+
+    /** Kafka's {@code client.id} when not set: this prefix and the relay id. */
+    static final String CLIENT_ID_PREFIX = "outbox-relay-";
+
+    /** How {@code origins} marks a setting from an environment variable: this, then its name. */
+    private static final String ENVIRONMENT = "environment ";
+
+    /** Relay option keys by the key they have in the file. */
+    /** The publisher's own options, written as relay options ({@code relay.message.id.header}). */
+    private static final Set<String> PUBLISHER_OPTIONS = KafkaOutboxPublisher.configDef().names();
+    private static final Map<String, String> RELAY_KEYS = relayKeys();
+
+    private final Map<String, String> storeSettings;
+    private final Map<String, String> kafkaSettings;
+    private final Map<String, String> relaySettings;
+    private final NotifySettings notifySettings;
+    private final Map<String, String> origins;
+    private final List<String> ignoredVariables;
+    private final OutboxStoreProvider provider;
+    private final Set<String> secretKeys;
+    private final Redactor redactor;
+
+    private RelayConfiguration(Map<String, String> storeSettings, Map<String, String> kafkaSettings,
+                               Map<String, String> relaySettings, NotifySettings notifySettings,
+                               Map<String, String> origins,
+                               List<String> ignoredVariables, OutboxStoreProvider provider, Set<String> secretKeys,
+                               Redactor redactor) {
+        this.storeSettings = storeSettings;
+        this.kafkaSettings = kafkaSettings;
+        this.relaySettings = relaySettings;
+        this.notifySettings = notifySettings;
+        this.origins = origins;
+        this.ignoredVariables = ignoredVariables;
+        this.provider = provider;
+        this.secretKeys = secretKeys;
+        this.redactor = redactor;
+    }
+
+    /**
+     * Reads the settings of a file and an environment; the environment wins.
+     *
+     * @param file the properties file (UTF-8), or null for the environment alone
+     * @param environment the environment variables; not null
+     * @return the configuration, not yet validated
+     * @throws OutboxMisconfigurationException if the file cannot be read, a key is unknown, no
+     *     store is selected, or no provider has the store's name; messages name keys, never values
+     */
+    static RelayConfiguration read(Path file, Map<String, String> environment) {
+        Map<String, String> settings = new TreeMap<>();
+        Map<String, String> origins = new TreeMap<>();
+        if (file != null) {
+            Properties properties = load(file);
+            for (String key : properties.stringPropertyNames()) {
+                settings.put(key, properties.getProperty(key));
+                origins.put(key, file.toString());
+            }
+        }
+        EnvironmentVariables.Found env = EnvironmentVariables.read(environment);
+        settings.putAll(env.settings());
+        env.variables().forEach((key, variable) -> origins.put(key, ENVIRONMENT + variable));
+
+        Groups groups = Groups.of(settings, env.variables());
+        String storeName = settings.get(STORE);
+        if (storeName == null || storeName.isBlank()) {
+            throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
+                    + EnvironmentVariables.variableFor(STORE) + ") to one of " + providerNames());
+        }
+        OutboxStoreProvider provider;
+        try {
+            provider = OutboxStores.provider(storeName.trim());
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(STORE + "=" + storeName
+                    + fromVariable(env.variables().get(STORE)) + ": " + e.getMessage(), e);
+        }
+
+        Set<String> secretKeys = new TreeSet<>();
+        Set<String> secrets = new LinkedHashSet<>();
+        ConfigDef storeDef = provider.configDef();
+        storeDef.configKeys().values().forEach(key -> {
+            if (key.type == ConfigDef.Type.PASSWORD && key.hasDefault() && key.defaultValue != null) {
+                secrets.add(key.defaultValue instanceof Password p ? p.value() : String.valueOf(key.defaultValue));
+            }
+        });
+        findSecrets(STORE_PREFIX, groups.store(), storeDef, secretKeys, secrets);
+        findSecrets(KAFKA_PREFIX, groups.kafka(), ProducerConfig.configDef(), secretKeys, secrets);
+        settings.values().forEach(value -> secrets.addAll(Redactor.embeddedSecrets(value)));
+        NotifySettings notify = NotifySettings.of(groups.notifications(), provider.name(), groups.store());
+        groups.notifications().forEach((key, value) -> {
+            if (Redactor.isSecretKey(key)) {
+                secretKeys.add(key);
+                secrets.add(value);
+            }
+        });
+        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(), notify,
+                Collections.unmodifiableMap(origins), env.ignored(), provider, Collections.unmodifiableSet(secretKeys),
+                Redactor.of(secrets));
+    }
+
+    /** The values of settings that are passwords by type or secrets by name, and their keys. */
+    private static void findSecrets(String prefix, Map<String, String> settings, ConfigDef definition,
+                                    Set<String> secretKeys, Set<String> secrets) {
+        settings.forEach((key, value) -> {
+            ConfigDef.ConfigKey configKey = definition.configKeys().get(key);
+            if ((configKey != null && configKey.type == ConfigDef.Type.PASSWORD) || Redactor.isSecretKey(key)) {
+                secretKeys.add(prefix + key);
+                secrets.add(value);
+            }
+        });
+    }
+
+    /**
+     * The settings sorted by prefix, without it; relay options under their {@link RelayOptions}
+     * keys.
+     */
+    private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay,
+                          Map<String, String> notifications) {
+
+        static Groups of(Map<String, String> settings, Map<String, String> variables) {
+            Map<String, String> store = new TreeMap<>();
+            Map<String, String> kafka = new TreeMap<>();
+            Map<String, String> relay = new TreeMap<>();
+            Map<String, String> notify = new TreeMap<>();
+            Set<String> unknown = new TreeSet<>();
+            Set<String> unknownRelay = new TreeSet<>();
+            settings.forEach((key, value) -> {
+                if (key.equals(STORE)) {
+                    return;
+                }
+                if (key.startsWith(STORE_PREFIX) && key.length() > STORE_PREFIX.length()) {
+                    store.put(key.substring(STORE_PREFIX.length()), value);
+                } else if (key.startsWith(KAFKA_PREFIX) && key.length() > KAFKA_PREFIX.length()) {
+                    kafka.put(key.substring(KAFKA_PREFIX.length()), value);
+                } else if (key.startsWith(RELAY_PREFIX) && RELAY_KEYS.containsKey(key)) {
+                    relay.put(RELAY_KEYS.get(key), value);
+                } else if (key.startsWith(RELAY_PREFIX)) {
+                    unknownRelay.add(key);
+                } else if (key.startsWith(NotifySettings.PREFIX)) {
+                    notify.put(key, value);
+                } else {
+                    unknown.add(key);
+                }
+            });
+            if (!unknown.isEmpty()) {
+                throw new OutboxMisconfigurationException("unknown setting(s) " + asWritten(unknown, variables)
+                        + ": a key is '" + STORE + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX
+                        + "', '" + RELAY_PREFIX + "' or '" + NotifySettings.PREFIX + "'");
+            }
+            if (!unknownRelay.isEmpty()) {
+                throw new OutboxMisconfigurationException("unknown relay option(s) "
+                        + asWritten(unknownRelay, variables) + "; the relay accepts " + RELAY_KEYS.keySet());
+            }
+            return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
+                    Collections.unmodifiableMap(relay), Collections.unmodifiableMap(notify));
+        }
+
+        /** Keys, each followed by the environment variable it came from, if it did. */
+        private static List<String> asWritten(Set<String> keys, Map<String, String> variables) {
+            return keys.stream().map(key -> key + fromVariable(variables.get(key))).toList();
+        }
+    }
+
+    private static Properties load(Path file) {
+        Properties properties = new Properties();
+        try {
+            properties.load(new StringReader(utf8(file, Files.readAllBytes(file))));
+        } catch (NoSuchFileException e) {
+            throw new OutboxMisconfigurationException("configuration file " + file + " does not exist", e);
+        } catch (IOException e) {
+            throw new OutboxMisconfigurationException("cannot read configuration file " + file + ": " + e, e);
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("configuration file " + file + " is not a valid properties "
+                    + "file: " + e.getMessage(), e);
+        }
+        return properties;
+    }
+
+    /** The file's bytes as UTF-8 text; a byte sequence that is not UTF-8 is refused, naming where it is. */
+    private static String utf8(Path file, byte[] bytes) {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        CoderResult result = decoder.decode(in, out, true);
+        if (!result.isError()) {
+            result = decoder.flush(out);
+        }
+        if (result.isError()) {
+            int offset = in.position();
+            int line = 1;
+            for (int i = 0; i < offset; i++) {
+                line += bytes[i] == '\n' ? 1 : 0;
+            }
+            throw new OutboxMisconfigurationException("configuration file " + file + " is not valid UTF-8: byte "
+                    + String.format("0x%02X", bytes[offset] & 0xFF) + " at byte offset " + offset + " (line " + line
+                    + ") does not belong there; save the file as UTF-8 (or ASCII, writing other characters as "
+                    + "\\uXXXX)");
+        }
+        return out.flip().toString();
+    }
+
+    private static List<String> providerNames() {
+        return OutboxStores.providers().stream().map(OutboxStoreProvider::name).toList();
+    }
+
+    /**
+     * The key a relay option has in the file and in the environment.
+     *
+     * @param option a {@link RelayOptions} key, for example {@code bucket.count}
+     * @return the file key, for example {@code relay.bucket.count}; {@code relay.id} stays as is
+     */
+    static String relayFileKey(String option) {
+        return option.startsWith(RELAY_PREFIX) ? option : RELAY_PREFIX + option;
+    }
+
+    private static Map<String, String> relayKeys() {
+        Map<String, String> keys = new TreeMap<>();
+        RelayOptions.configDef().names().forEach(option -> keys.put(relayFileKey(option), option));
+        PUBLISHER_OPTIONS.forEach(option -> keys.put(relayFileKey(option), option));
+        return Collections.unmodifiableMap(keys);
+    }
+
+    /**
+     * The redactor that hides this configuration's secrets.
+     *
+     * @return the redactor
+     */
+    Redactor redactor() {
+        return redactor;
+    }
+
+    /**
+     * The store's provider.
+     *
+     * @return the provider named by {@value #STORE}
+     */
+    OutboxStoreProvider provider() {
+        return provider;
+    }
+
+    /**
+     * The cross-process wake-up settings ({@code notify.*}).
+     *
+     * @return the settings; polling only when no transport is set
+     */
+    NotifySettings notifySettings() {
+        return notifySettings;
+    }
+
+    /**
+     * The store settings, without the prefix.
+     *
+     * @return the settings, sorted; immutable
+     */
+    Map<String, String> storeSettings() {
+        return storeSettings;
+    }
+
+    /**
+     * Validates every setting, without connecting to anything: the store settings against the
+     * provider's definition (when it has one), the relay options, and the Kafka producer settings
+     * against Kafka's definition (types, required {@code bootstrap.servers}).
+     *
+     * @return the validated configuration
+     * @throws OutboxMisconfigurationException naming the setting; the message may hold a value,
+     *     so pass it through {@link #redactor()} before showing it
+     */
+    Resolved resolve() {
+        ConfigDef storeDef = provider.configDef();
+        OutboxStoreConfig storeConfig = null;
+        if (!storeDef.names().isEmpty()) {
+            try {
+                storeConfig = OutboxStoreConfig.parse(provider.name(), storeDef, storeSettings);
+            } catch (OutboxMisconfigurationException e) {
+                throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): "
+                        + storeKeysAsWritten(e.getMessage()), e);
+            }
+        }
+        Map<String, String> engineSettings = new TreeMap<>(relaySettings);
+        Map<String, String> publisherSettings = new TreeMap<>();
+        for (String name : PUBLISHER_OPTIONS) {
+            String value = engineSettings.remove(name);
+            if (value != null) {
+                publisherSettings.put(name, value);
+            }
+        }
+        RelayOptions options;
+        String messageIdHeader;
+        try {
+            options = RelayOptions.fromProperties(engineSettings);
+            messageIdHeader = (String) KafkaOutboxPublisher.configDef().parse(publisherSettings)
+                    .get(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG);
+        } catch (OutboxMisconfigurationException e) {
+            throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
+        } catch (ConfigException e) {
+            throw new OutboxMisconfigurationException(asWritten("invalid publisher option: " + e.getMessage(),
+                    RELAY_KEYS), e);
+        }
+        requireKafkaValuesOfTheirType();
+        notifySettings.validate();
+        Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
+        producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
+        Map<String, Object> effective = KafkaOutboxPublisher.effectiveConfig(producer);
+        try {
+            ProducerConfig.configDef().parse(effective);
+        } catch (ConfigException e) {
+            throw invalidKafkaSetting(e);
+        }
+        Set<String> unknownKafka = new TreeSet<>(kafkaSettings.keySet());
+        unknownKafka.removeAll(ProducerConfig.configNames());
+        unknownKafka.removeAll(Set.of(KafkaTransactions.TRANSACTIONS_CONFIG, // the publisher's own (K5)
+                KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, KafkaTransactions.MAX_BUCKETS_CONFIG));
+        return new Resolved(options, messageIdHeader, storeConfig, Collections.unmodifiableMap(producer),
+                Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
+    }
+
+    /**
+     * Checks the type and range of each Kafka producer setting the user wrote, before rule K1
+     * replaces some of them: {@code max.in.flight.requests.per.connection=abc} is an error, not a
+     * value silently replaced by 5. Class settings are left to K1 and the producer.
+     */
+    private void requireKafkaValuesOfTheirType() {
+        Map<String, ConfigDef.ConfigKey> keys = ProducerConfig.configDef().configKeys();
+        kafkaSettings.forEach((name, value) -> {
+            ConfigDef.ConfigKey key = keys.get(name);
+            if (key == null || key.type == ConfigDef.Type.CLASS) {
+                return;
+            }
+            try {
+                Object parsed = ConfigDef.parseType(name, value, key.type);
+                if (key.validator != null) {
+                    key.validator.ensureValid(name, parsed);
+                }
+            } catch (ConfigException e) {
+                throw invalidKafkaSetting(e);
+            }
+        });
+    }
+
+    private OutboxMisconfigurationException invalidKafkaSetting(ConfigException e) {
+        Map<String, String> keys = new TreeMap<>();
+        ProducerConfig.configNames().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        kafkaSettings.keySet().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
+        return new OutboxMisconfigurationException("invalid Kafka producer setting (" + KAFKA_PREFIX + "*): "
+                + asWritten(e.getMessage(), keys), e);
+    }
+
+    /**
+     * A store's message with its setting names as the user writes them: {@code create.schema}
+     * becomes {@code store.create.schema}; the message ends naming the environment variable of
+     * each named setting that came from one.
+     *
+     * @param message a message of the store's provider; not null
+     * @return the message with the names rewritten
+     */
+    String storeKeysAsWritten(String message) {
+        Map<String, String> keys = new TreeMap<>();
+        provider.configDef().names().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        storeSettings.keySet().forEach(name -> keys.put(STORE_PREFIX + name, name));
+        return asWritten(message, keys);
+    }
+
+    /**
+     * A message with each name of a group of settings (as the validator knows it) replaced by the
+     * key the user writes: relay option {@code bucket.count} becomes {@code relay.bucket.count}.
+     * For each named setting that came from an environment variable, the message ends with
+     * {@code ; relay.bucket.count came from environment variable OUTBOX_RELAY_BUCKET_COUNT}: at
+     * the end, not after the name, where it would split a name from its value
+     * ({@code relay.lease.duration.ms (5000)}) or from its {@code =}. A name with a dot is
+     * replaced wherever it stands as a whole word; one without (such as {@code url}, also an
+     * English word) only as {@code configuration url}, {@code url=} or in a list
+     * ({@code [url, user]}).
+     *
+     * @param message the message; not null
+     * @param keys key as written to name the validator knows
+     * @return the message with the names rewritten
+     */
+    private String asWritten(String message, Map<String, String> keys) {
+        Map<String, String> byName = new LinkedHashMap<>();
+        keys.entrySet().stream()
+                .sorted((a, b) -> Integer.compare(b.getValue().length(), a.getValue().length()))
+                .forEach(entry -> byName.putIfAbsent(entry.getValue(), entry.getKey()));
+        List<String> alternatives = new ArrayList<>();
+        byName.keySet().forEach(name -> alternatives.add(name.indexOf('.') >= 0
+                ? Pattern.quote(name) + "(?![\\w-]|\\.\\w)"
+                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)|"
+                        + "(?<=\\[|, )" + Pattern.quote(name) + "(?=[\\],])"));
+        if (alternatives.isEmpty()) {
+            return message;
+        }
+        Matcher matcher = Pattern.compile("(?<![\\w.-])(?:" + String.join("|", alternatives) + ")").matcher(message);
+        StringBuilder text = new StringBuilder();
+        Set<String> named = new LinkedHashSet<>();
+        while (matcher.find()) {
+            String key = byName.get(matcher.group());
+            named.add(key);
+            matcher.appendReplacement(text, Matcher.quoteReplacement(key));
+        }
+        matcher.appendTail(text);
+        for (String key : named) {
+            String origin = origins.get(key);
+            if (origin != null && origin.startsWith(ENVIRONMENT)) {
+                text.append("; ").append(key).append(" came from environment variable ")
+                        .append(origin.substring(ENVIRONMENT.length()));
+            }
+        }
+        return text.toString();
+    }
+
+    private static String fromVariable(String variable) {
+        return variable == null ? "" : " (environment variable " + variable + ")";
+    }
+
+    /**
+     * A validated configuration.
+     *
+     * @param options the relay options; a relay id is generated when none is set, once
+     * @param messageIdHeader the publisher's message-id header (rule K2)
+     * @param storeConfig the parsed store settings with their defaults, or null when the provider
+     *     declares no settings
+     * @param producerSettings the producer settings to give the publisher: the user's, and a
+     *     {@code client.id} when they set none; the publisher applies rule K1 to them and logs
+     *     what it overrides
+     * @param producerConfig the producer settings the publisher will use (rule K1 applied), sorted
+     * @param unknownKafkaKeys Kafka settings that are not producer settings (passed through)
+     */
+    record Resolved(RelayOptions options, String messageIdHeader, OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
+                    Map<String, Object> producerConfig, Set<String> unknownKafkaKeys) {
+    }
+
+    /**
+     * The effective configuration as a properties text with every secret shown as
+     * {@value Redactor#HIDDEN}: the relay options, the store settings with their defaults (unset
+     * ones commented out) and the producer settings with K1 applied, then where each value came
+     * from: the file, an environment variable, a default, generated for this run, or rule K1.
+     *
+     * @param resolved this configuration, validated
+     * @return the text, one setting per line
+     */
+    String describe(Resolved resolved) {
+        StringBuilder text = new StringBuilder();
+        List<String> keys = new ArrayList<>();
+        text.append("# outbox-relay configuration; secrets are shown as ").append(Redactor.HIDDEN).append('\n');
+        text.append("\n# relay options\n");
+        RelayOptions options = resolved.options();
+        options.toProperties().forEach((option, value) -> line(text, keys, relayFileKey(option), value));
+        line(text, keys, relayFileKey(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG), resolved.messageIdHeader());
+        if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
+            text.append("# relay.id was not set: generated for this run\n");
+        }
+        if (options.maxPublishDuration() == null) {
+            line(text, keys, relayFileKey(RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG), null);
+        }
+        text.append("\n# store\n");
+        line(text, keys, STORE, provider.name());
+        Map<String, Object> store = new TreeMap<>(storeSettings);
+        if (resolved.storeConfig() != null) {
+            store.putAll(resolved.storeConfig().values());
+        }
+        store.forEach((key, value) -> line(text, keys, STORE_PREFIX + key, value));
+        text.append("\n# notifications\n");
+        line(text, keys, NotifySettings.TRANSPORT, notifySettings.transport());
+        notifySettings.settings().forEach((key, value) -> line(text, keys,
+                NotifySettings.PREFIX + notifySettings.transport() + "." + key, value));
+        text.append("\n# kafka producer (rule K1 applied)\n");
+        resolved.producerConfig().forEach((key, value) -> line(text, keys, KAFKA_PREFIX + key, value));
+        kafkaSettings.forEach((key, value) -> {
+            Object effective = resolved.producerConfig().get(key);
+            if (effective == null) {
+                text.append("# ").append(KAFKA_PREFIX).append(key).append(" was removed (rule K1)\n");
+            } else if (!secretKeys.contains(KAFKA_PREFIX + key) && !String.valueOf(effective).equals(value)) {
+                text.append("# ").append(KAFKA_PREFIX).append(key).append('=').append(escape(redactor.redact(value)))
+                        .append(" was replaced (rule K1)\n");
+            }
+        });
+        text.append("\n# where each value came from: a file, an environment variable (OUTBOX_*), a default,"
+                + " generated for this run, or rule K1\n");
+        keys.forEach(key -> text.append("#   ").append(key).append(" <- ").append(source(key, resolved))
+                .append('\n'));
+        if (!ignoredVariables.isEmpty()) {
+            text.append("\n# ignored environment variables (not settings): ").append(ignoredVariables).append('\n');
+        }
+        return text.toString();
+    }
+
+    /** Where the value {@link #describe} shows for a key came from. */
+    private String source(String key, Resolved resolved) {
+        String origin = origins.get(key);
+        if (key.startsWith(KAFKA_PREFIX)) {
+            String name = key.substring(KAFKA_PREFIX.length());
+            Object effective = resolved.producerConfig().get(name);
+            if (origin != null && !String.valueOf(effective).equals(kafkaSettings.get(name))) {
+                return "rule K1, replacing the value of " + originText(origin);
+            }
+            if (origin == null) {
+                if (name.equals(ProducerConfig.CLIENT_ID_CONFIG)) {
+                    return "generated: " + CLIENT_ID_PREFIX + "<relay.id>";
+                }
+                return name.equals(ProducerConfig.MAX_BLOCK_MS_CONFIG) ? "default of the relay's publisher"
+                        : "rule K1";
+            }
+        }
+        if (origin != null) {
+            return originText(origin);
+        }
+        if (key.startsWith(NotifySettings.PREFIX) && !key.equals(NotifySettings.TRANSPORT)) {
+            return "the store's setting of that name";
+        }
+        return key.equals(RelayOptions.RELAY_ID_CONFIG) ? "generated for this run" : "default";
+    }
+
+    private static String originText(String origin) {
+        return origin.startsWith(ENVIRONMENT) ? origin.substring(ENVIRONMENT.length()) : "file " + origin;
+    }
+
+    private void line(StringBuilder text, List<String> keys, String key, Object value) {
+        keys.add(key);
+        if (value == null) {
+            text.append('#').append(key).append("=\n");
+            return;
+        }
+        String shown;
+        if (value instanceof Password || secretKeys.contains(key)) {
+            shown = Redactor.HIDDEN;
+        } else if (value instanceof Class<?> type) {
+            shown = type.getName();
+        } else if (value instanceof List<?> list) {
+            shown = String.join(",", list.stream().map(String::valueOf).toList());
+        } else {
+            shown = redactor.redact(String.valueOf(value));
+        }
+        text.append(key).append('=').append(escape(shown)).append('\n');
+    }
+
+    private static String escape(String value) {
+        StringBuilder escaped = new StringBuilder();
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '\\' -> escaped.append("\\\\");
+                case '\n' -> escaped.append("\\n");
+                case '\r' -> escaped.append("\\r");
+                case '\t' -> escaped.append("\\t");
+                default -> escaped.append(c);
+            }
+        }
+        return escaped.toString();
+    }
+
+    /**
+     * Environment variables that start with {@value EnvironmentVariables#PREFIX} but are no
+     * setting; they were ignored.
+     *
+     * @return the names, sorted
+     */
+    List<String> ignoredVariables() {
+        return ignoredVariables;
+    }
+}
