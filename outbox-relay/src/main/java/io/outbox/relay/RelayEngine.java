@@ -143,6 +143,8 @@ final class RelayEngine {
 
     // publishing thread
     private final BitSet ready = new BitSet();
+    /** R8: buckets hinted while their task ran; their task's end must not clear the hint. */
+    private final BitSet hintedWhileBusy = new BitSet();
     private final Map<Integer, Retry> retries = new HashMap<>();
     /** Buckets with a task submitted whose outcome is not applied yet. */
     private final BitSet busy = new BitSet();
@@ -349,6 +351,9 @@ final class RelayEngine {
         for (int bucket : hints.buckets()) {
             if (publishable.get(bucket)) {
                 ready.set(bucket);
+                if (busy.get(bucket)) {
+                    hintedWhileBusy.set(bucket);
+                }
             }
         }
         ready.and(publishable);
@@ -635,6 +640,13 @@ final class RelayEngine {
                     }
                 }
                 case FAILED -> fail(task.error);
+            }
+            if (hintedWhileBusy.get(task.bucket)) {
+                // R8: a commit hinted while this batch was read or published may be behind it.
+                hintedWhileBusy.clear(task.bucket);
+                if (task.outcome == Outcome.EMPTY || task.outcome == Outcome.PUBLISHED) {
+                    ready.set(task.bucket);
+                }
             }
         } catch (RuntimeException e) {
             fail(e);

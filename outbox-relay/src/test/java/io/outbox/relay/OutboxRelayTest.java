@@ -381,6 +381,23 @@ class OutboxRelayTest {
     }
 
     @Test
+    void r8_aWakeUpForABucketWhosePublishIsInFlightIsKept() {
+        OutboxRelay relay = start(options().pollInterval(Duration.ofHours(1)).build());
+        await().atMost(WAIT).until(() -> store.pendingCalls.get() >= 1 && relay.ownedBuckets().size() == BUCKETS);
+        publisher.hold();
+        List<UUID> first = ids(enqueue(2, 1));
+        relay.wakeUp(List.of(2));
+        await().atMost(WAIT).until(() -> publisher.calls().size() == 1);
+
+        List<UUID> second = ids(enqueue(2, 1));
+        relay.wakeUp(List.of(2));
+        publisher.answer(batch -> PublishResult.success(batch.size()));
+        publisher.calls().get(0).succeed();
+
+        await().atMost(WAIT).until(() -> store.deletedIds().containsAll(first) && store.deletedIds().containsAll(second));
+    }
+
+    @Test
     void r8_wakeUpRejectsBucketsOutsideTheRange() {
         OutboxRelay relay = start(options().build());
 

@@ -231,6 +231,15 @@ public enum TckRule {
                 + "on each side); the lease read-back and the plan never treat a negative bucket as bucket "
                 + "0."),
 
+    /** {@link OutboxStoreTck#required_R11_busyBucketsAreKeptAboveTheShareUntilTheyAreIdle}. */
+    R11_BUSY_BUCKETS_ARE_KEPT_ABOVE_THE_SHARE(Binding.REQUIRED, "R11",
+            "required_R11_busyBucketsAreKeptAboveTheShareUntilTheyAreIdle",
+            "An acquisition keeps the caller's busy buckets (LeaseRequest.busyBuckets) even above its "
+                + "fair share, so a rebalance never takes a bucket from a relay while it publishes it; once "
+                + "they are idle the next call gives the excess up and a peer claims it.",
+            "the store plans from the request it was given (so busyBuckets reaches LeasePlan); every "
+                + "lease in the plan's keep list is extended; nothing the plan keeps is released."),
+
     /** {@link OutboxStoreTck#required_S9_pendingRowsNeverExpire}. */
     S9_PENDING_ROWS_NEVER_EXPIRE(Binding.REQUIRED, "S9", "required_S9_pendingRowsNeverExpire",
             "S9: pending rows never expire: after a long time, with leases long gone, they are still "

@@ -3,7 +3,6 @@ package io.outbox.tck;
 import io.outbox.InboxRetention;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -72,11 +71,12 @@ final class InMemoryInbox {
 
             private int delete(long cutoff) {
                 int deleted = 0;
-                for (Iterator<Map.Entry<String, Long>> it = storage.markers.entrySet().iterator(); it.hasNext(); ) {
-                    long seenAt = it.next().getValue();
+                for (Map.Entry<String, Long> marker : storage.markers.entrySet()) {
+                    long seenAt = marker.getValue();
                     boolean expired = fault == Fault.CLEANUP_INCLUSIVE_CUTOFF ? seenAt <= cutoff : seenAt < cutoff;
-                    if (expired && (fault == Fault.UNBOUNDED_BATCH || deleted < batchSize)) {
-                        it.remove();
+                    // Conditional remove: of two concurrent cleanups only one counts a marker (I2).
+                    if (expired && (fault == Fault.UNBOUNDED_BATCH || deleted < batchSize)
+                            && storage.markers.remove(marker.getKey(), seenAt)) {
                         deleted++;
                     }
                 }
