@@ -1,0 +1,382 @@
+package ${package};
+
+import io.outbox.OutboxMessage;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeasePlan;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Your store, generated as a copy of the kit's in-memory reference store ({@code
+ * io.outbox.tck.InMemoryOutboxStore}), so it passes every rule of the compatibility kit from the
+ * start ({@code mvn test}). Turn it into a database store one method at a time, keeping the kit
+ * green: each map below is a table (or collection) and each map operation names the database
+ * operation that replaces it. State must live in the database, not in this object, so that
+ * several instances in several processes see the same leases and messages.
+ *
+ * <ul>
+ *   <li>{@code messages}: the outbox table, keyed by (bucket, sequence); the sequence is an
+ *       auto-increment id or a per-bucket counter reserved by one atomic increment (E5).
+ *       {@link #nextBatch} is {@code SELECT ... WHERE bucket = ? ORDER BY sequence LIMIT ?} (S1);
+ *       {@link #markPublished} deletes by that native id (S2), carried in a subclass of
+ *       {@link OutboxMessage}.</li>
+ *   <li>{@code leases}: one row per bucket. Every transition is one atomic conditional write on the
+ *       row as it was read ({@link ConcurrentMap#replace(Object, Object, Object)} is the twin of
+ *       {@code UPDATE ... WHERE owner = ? AND expires_at = ?}), planned with {@link LeasePlan} (S4,
+ *       S4b, S5).</li>
+ *   <li>{@code heartbeats}: one row per relay id with its last call, in epoch milliseconds.</li>
+ *   <li>All time comes from the injected {@link Clock}, in epoch milliseconds (S11).</li>
+ * </ul>
+ *
+ * <p>{@link #begin()} stands for the caller's own database transaction: your enqueue helper takes
+ * the caller's connection (or session) instead and writes inside it (E4). All methods are
+ * thread-safe (S12).
+ */
+public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+
+    /**
+     * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
+     * default size limits (1 MiB) accept with the record overhead and the message-id header added.
+     */
+    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1_000_000;
+
+    private final Clock clock;
+    private final long maxPayloadBytes;
+    private final AtomicLong sequence = new AtomicLong();
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, StoredMessage>> messages =
+            new ConcurrentHashMap<>();
+    private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
+
+    /** Creates a store on the system UTC clock with the default payload limit. */
+    public MyOutboxStore() {
+        this(Clock.systemUTC());
+    }
+
+    /**
+     * Creates a store on a clock with the default payload limit.
+     *
+     * @param clock the source of all lease time; not null
+     */
+    public MyOutboxStore(Clock clock) {
+        this(clock, DEFAULT_MAX_PAYLOAD_BYTES);
+    }
+
+    /**
+     * Creates a store.
+     *
+     * @param clock the source of all lease time; not null
+     * @param maxPayloadBytes the largest {@link OutboxMessage#payloadSize()} accepted, in bytes,
+     *     {@code >= 0}
+     * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
+     */
+    public MyOutboxStore(Clock clock, long maxPayloadBytes) {
+        this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
+        }
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /**
+     * The largest payload this store accepts.
+     *
+     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     */
+    public long maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /**
+     * Enqueues messages in one transaction that commits at once (E4).
+     *
+     * @param batch the messages; not null, no null elements
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     *     nothing is written then
+     */
+    public void enqueue(List<? extends OutboxMessage> batch) {
+        Transaction tx = begin();
+        tx.enqueue(batch);
+        tx.commit();
+    }
+
+    /**
+     * Enqueues messages in one transaction that commits at once (E4).
+     *
+     * @param batch the messages; no null elements
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     *     nothing is written then
+     */
+    public void enqueue(OutboxMessage... batch) {
+        enqueue(List.of(batch));
+    }
+
+    /**
+     * Starts a transaction: messages enqueued in it become visible together at
+     * {@link Transaction#commit()}, and never if it is rolled back.
+     *
+     * @return a new transaction; confined to one thread
+     */
+    public Transaction begin() {
+        return new Transaction();
+    }
+
+    /**
+     * A unit of work on the store, like a database transaction. Sequence numbers are reserved at
+     * enqueue (E5); a rollback leaves a harmless gap. Not thread-safe; use from one thread.
+     */
+    public final class Transaction {
+
+        private final List<StoredMessage> pending = new ArrayList<>();
+        private boolean done;
+
+        private Transaction() {
+        }
+
+        /**
+         * Adds messages to the transaction.
+         *
+         * @param batch the messages; not null, no null elements
+         * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+         *     the transaction is left as it was
+         * @throws IllegalStateException if the transaction has ended
+         */
+        public void enqueue(List<? extends OutboxMessage> batch) {
+            requireOpen();
+            Objects.requireNonNull(batch, "batch must not be null");
+            for (OutboxMessage m : batch) {
+                Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
+            }
+            for (OutboxMessage m : batch) {
+                pending.add(new StoredMessage(m, sequence.incrementAndGet()));
+            }
+        }
+
+        /**
+         * Makes the enqueued messages visible.
+         *
+         * @throws IllegalStateException if the transaction has ended
+         */
+        public void commit() {
+            requireOpen();
+            done = true;
+            for (StoredMessage m : pending) {
+                messages.computeIfAbsent(m.bucket(), b -> new ConcurrentSkipListMap<>()).put(m.sequence, m);
+            }
+        }
+
+        /** Discards the enqueued messages; a no-op after commit or rollback. */
+        public void rollback() {
+            done = true;
+            pending.clear();
+        }
+
+        private void requireOpen() {
+            if (done) {
+                throw new IllegalStateException("transaction already ended");
+            }
+        }
+    }
+
+    @Override
+    public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        requireNoRowsOutside(request.bucketCount());
+        String me = request.relayId();
+        heartbeats.put(me, now);
+        LeasePlan plan = LeasePlan.compute(request, now, Map.copyOf(heartbeats), List.copyOf(leases.values()));
+        for (int bucket : plan.missingBuckets()) {
+            leases.putIfAbsent(bucket, BucketLease.free(bucket));
+        }
+        for (BucketLease observed : plan.keep()) {
+            leases.replace(observed.bucket(), observed,
+                    new BucketLease(observed.bucket(), me, plan.renewedExpiry(observed)));
+        }
+        for (BucketLease observed : plan.release()) {
+            leases.replace(observed.bucket(), observed,
+                    new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
+        }
+        for (BucketLease observed : plan.claim()) {
+            leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(now)
+                    ? new BucketLease(bucket, me, plan.claimExpiry())
+                    : current);
+        }
+        plan.staleRelays().forEach(heartbeats::remove);
+        return ownedBy(me, now, request.bucketCount());
+    }
+
+    /** S8: pending rows the relay can never claim mean writers and relays disagree on the count. */
+    private void requireNoRowsOutside(int bucketCount) {
+        List<Integer> outside = pendingBuckets().stream().filter(bucket -> bucket >= bucketCount).toList();
+        if (!outside.isEmpty()) {
+            throw new OutboxMisconfigurationException("pending outbox messages in bucket(s) " + outside
+                    + ", outside [0, " + bucketCount + "): writers and relays disagree on bucketCount");
+        }
+    }
+
+    private List<Integer> ownedBy(String relayId, long now, int bucketCount) {
+        TreeSet<Integer> owned = new TreeSet<>();
+        leases.values().forEach(lease -> {
+            if (lease.bucket() < bucketCount && lease.isHeldBy(relayId, now)) {
+                owned.add(lease.bucket());
+            }
+        });
+        return List.copyOf(owned);
+    }
+
+    @Override
+    public List<Integer> renewBucketLeases(LeaseRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = clock.millis();
+        String me = request.relayId();
+        heartbeats.put(me, now);
+        long extended = now + request.leaseDurationMillis();
+        List<Integer> held = new ArrayList<>();
+        for (int bucket : request.heldBuckets()) {
+            BucketLease after = leases.computeIfPresent(bucket, (b, current) -> current.isHeldBy(me, now)
+                    ? new BucketLease(b, me, Math.max(current.expiresAtMillis(), extended))
+                    : current);
+            if (after != null && after.isHeldBy(me, now)) {
+                held.add(bucket);
+            }
+        }
+        return List.copyOf(held);
+    }
+
+    @Override
+    public void releaseBucketLeases(String relayId) {
+        Objects.requireNonNull(relayId, "relayId must not be null");
+        for (BucketLease observed : List.copyOf(leases.values())) {
+            if (relayId.equals(observed.owner())) {
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
+            }
+        }
+        heartbeats.remove(relayId);
+    }
+
+    @Override
+    public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        Objects.requireNonNull(buckets, "buckets must not be null");
+        TreeSet<Integer> pending = new TreeSet<>();
+        for (Integer bucket : buckets) {
+            Map<Long, StoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
+            if (rows != null && !rows.isEmpty()) {
+                pending.add(bucket);
+            }
+        }
+        return List.copyOf(pending);
+    }
+
+    @Override
+    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        requireBucket(bucket);
+        if (maxCount < 1) {
+            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
+        }
+        ConcurrentNavigableMap<Long, StoredMessage> rows = messages.get(bucket);
+        if (rows == null) {
+            return List.of();
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        for (StoredMessage m : rows.values()) {
+            if (batch.size() == maxCount) {
+                break;
+            }
+            batch.add(m);
+        }
+        return List.copyOf(batch);
+    }
+
+    @Override
+    public void markPublished(int bucket, List<OutboxMessage> published) {
+        requireBucket(bucket);
+        Objects.requireNonNull(published, "published must not be null");
+        Map<Long, StoredMessage> rows = messages.get(bucket);
+        for (OutboxMessage m : published) {
+            if (!(m instanceof StoredMessage stored) || stored.bucket() != bucket) {
+                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
+                        + " was not read from bucket " + bucket + " of this store");
+            }
+            if (rows != null) {
+                rows.remove(stored.sequence, stored);
+            }
+        }
+    }
+
+    @Override
+    public PendingSnapshot pendingMetrics(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        long count = 0;
+        Instant oldest = null;
+        for (ConcurrentNavigableMap<Long, StoredMessage> rows : messages.values()) {
+            for (StoredMessage m : rows.values()) {
+                count++;
+                if (oldest == null || m.createdAt().isBefore(oldest)) {
+                    oldest = m.createdAt();
+                }
+            }
+        }
+        return new PendingSnapshot(count, oldest);
+    }
+
+    /**
+     * Reads the lease table, for tests and diagnostics.
+     *
+     * @return bucket to lease as stored now; a copy
+     */
+    public Map<Integer, BucketLease> leases() {
+        return new HashMap<>(leases);
+    }
+
+    /**
+     * The buckets holding pending messages, for tests and diagnostics.
+     *
+     * @return every bucket with at least one pending message, ascending; a copy
+     */
+    public List<Integer> pendingBuckets() {
+        TreeSet<Integer> pending = new TreeSet<>();
+        messages.forEach((bucket, rows) -> {
+            if (!rows.isEmpty()) {
+                pending.add(bucket);
+            }
+        });
+        return List.copyOf(pending);
+    }
+
+    private static void requireBucket(int bucket) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+    }
+
+    /** A message as stored, carrying its sequence number: the native id of this store. */
+    private static final class StoredMessage extends OutboxMessage {
+        private final long sequence;
+
+        StoredMessage(OutboxMessage message, long sequence) {
+            super(message);
+            this.sequence = sequence;
+        }
+    }
+}

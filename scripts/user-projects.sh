@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds and runs what a new user builds first, as separate Maven projects that reach the outbox
+# artifacts only through a Maven repository, the way they will from Maven Central:
+#   1. examples/first-service (the README's "Your first service"): it must print the record it
+#      received and its x-outbox-message-id header;
+#   2. a project generated from outbox-store-archetype: its `mvn test` must run every rule of the
+#      compatibility kit (as many tests as OutboxStoreTck declares), none failed or skipped.
+#
+#   scripts/user-projects.sh         # scripts/test.sh runs it after the main build
+#   scripts/user-projects.sh -o      # extra arguments go to every Maven call (offline here)
+#
+# The reactor is installed into a temporary local repository (hard links of ~/.m2/repository
+# without io/outbox, so nothing is written into ~/.m2), deleted at the end.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOG_PREFIX=user-projects.sh
+# shellcheck source=lib/tools.sh
+source "$ROOT/scripts/lib/tools.sh"
+
+USER_REPO="${MAVEN_USER_REPOSITORY:-$HOME/.m2/repository}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/outbox-user-projects.XXXXXX")"
+trap '[[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"' EXIT
+REPO="$WORK/repository"
+MVN=(mvn -B -ntp "-Dmaven.repo.local=$REPO" "$@")
+VERSION="$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$ROOT/pom.xml" | head -1)"
+
+seed_repository() {
+    mkdir -p "$REPO"
+    if [[ -d "$USER_REPO" ]]; then
+        # Hard links: fast and small. Maven adds files here but never rewrites a resolved one;
+        # io/outbox and the repository's top-level files (archetype catalog) are what an install
+        # writes, so those are removed first and written fresh.
+        cp -al "$USER_REPO/." "$REPO/"
+        rm -rf "$REPO/io/outbox"
+        find "$REPO" -maxdepth 1 -type f -delete
+    fi
+}
+
+install_reactor() {
+    log "installing the outbox $VERSION artifacts into a temporary repository"
+    (cd "$ROOT" && "${MVN[@]}" -q install -DskipTests -Dmaven.javadoc.skip=true \
+        -pl outbox-bom,outbox-spi,outbox-tck,outbox-store-jdbc,outbox-relay,outbox-embedded-kafka,outbox-store-archetype -am) \
+        >"$WORK/install.log" 2>&1 || { tail -50 "$WORK/install.log" >&2; log "install failed"; return 1; }
+}
+
+run_first_service() {
+    log "first service: mvn compile exec:java (examples/first-service, copied to a fresh directory)"
+    cp -r "$ROOT/examples/first-service" "$WORK/first-service"
+    rm -rf "$WORK/first-service/target"
+    local out="$WORK/first-service.out"
+    if ! (cd "$WORK/first-service" && "${MVN[@]}" -q compile exec:java) >"$out" 2>&1; then
+        tail -40 "$out" >&2; log "FAILED: the first service did not run"; return 1
+    fi
+    local line
+    line="$(grep -E '^received order-1=\{"total":42\} x-outbox-message-id=[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "$out" || true)"
+    if [[ -z "$line" ]]; then
+        tail -40 "$out" >&2; log "FAILED: the first service did not print the delivered record"; return 1
+    fi
+    log "first service delivered: $line"
+}
+
+run_archetype_project() {
+    log "custom-store project: archetype:generate, then mvn test"
+    (cd "$WORK" && "${MVN[@]}" -q org.apache.maven.plugins:maven-archetype-plugin:3.4.1:generate \
+        -DinteractiveMode=false -DarchetypeGroupId=io.outbox -DarchetypeArtifactId=outbox-store-archetype \
+        -DarchetypeVersion="$VERSION" -DgroupId=com.example -DartifactId=my-outbox-store -Dversion=1.0-SNAPSHOT \
+        -Dpackage=com.example.store) >"$WORK/generate.log" 2>&1 \
+        || { tail -40 "$WORK/generate.log" >&2; log "FAILED: archetype:generate"; return 1; }
+    local project="$WORK/my-outbox-store"
+    if ! (cd "$project" && "${MVN[@]}" test) >"$WORK/store-test.log" 2>&1; then
+        grep -E 'Tests run|FAIL|ERROR' "$WORK/store-test.log" | tail -40 >&2; log "FAILED: the generated project's mvn test"; return 1
+    fi
+    local expected run failed skipped
+    expected="$(grep -cE '^\s*@(Test|RepeatedTest)\b' "$ROOT/outbox-tck/src/main/java/io/outbox/tck/OutboxStoreTck.java")"
+    read -r run failed skipped < <(perl -ne 'if (/<testsuite\b/) { my %a = /(\w+)="([^"]*)"/g; $r += $a{tests}; $f += $a{failures} + $a{errors}; $s += $a{skipped} } END { print "$r $f $s\n" }' \
+        "$project"/target/surefire-reports/TEST-*.xml)
+    if (( run < expected || failed != 0 || skipped != 0 )); then
+        log "FAILED: the generated project ran $run tests ($failed failed, $skipped skipped); the kit declares $expected"
+        return 1
+    fi
+    log "custom-store project: $run kit tests run, 0 failed, 0 skipped (the kit declares $expected)"
+}
+
+seed_repository
+install_reactor
+run_first_service
+run_archetype_project
