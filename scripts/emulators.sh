@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOG_PREFIX=emulators.sh
 # shellcheck source=lib/tools.sh
 source "$ROOT/scripts/lib/tools.sh"
-STATE="$TOOLS/emulators"
+STATE="${OUTBOX_EMULATORS_STATE:-$TOOLS/emulators}"
 MONGODB_PORT="${OUTBOX_MONGODB_PORT:-27017}"
 DYNAMODB_PORT="${OUTBOX_DYNAMODB_PORT:-8000}"
 

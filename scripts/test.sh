@@ -102,28 +102,15 @@ ensure_jongodb() {
     log "jongodb $JONGODB_VERSION: $OUTBOX_TEST_JONGODB_URI"
 }
 
-# Lists every skipped test with its reason, so that a skip is never mistaken for a pass.
-report_skipped() {
+# Ends the output with one totals line per module and the skipped tests grouped by reason (all
+# Docker skips on one line), so that a skip is never mistaken for a pass.
+report_results() {
     local reports
     reports=$(find "$ROOT" \( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/target/failsafe-reports/TEST-*.xml' \) \
-        -newer "$RUN_DIR/started" 2>/dev/null || true)
-    [[ -z "$reports" ]] && return 0
+        -newer "$RUN_DIR/started" 2>/dev/null | sort || true)
+    [[ -z "$reports" ]] && { log "no test reports were written"; return 0; }
     # shellcheck disable=SC2086
-    perl -0777 -ne '
-        while (/<testcase\b([^>]*)>\s*<skipped((?:\s+\w+="[^"]*")*)\s*(?:\/>|>(?:<!\[CDATA\[)?([^\n<]*))/g) {
-            my ($attrs, $skipAttrs, $body) = ($1, $2, $3);
-            my ($why) = $skipAttrs =~ /\bmessage="([^"]*)"/;
-            if (!defined $why && defined $body) { ($why = $body) =~ s/^[\w.]+Exception: //; }
-            $why = "no reason given" if !defined $why || $why eq "";
-            my ($name) = $attrs =~ /\bname="([^"]*)"/;
-            my ($class) = $attrs =~ /\bclassname="([^"]*)"/;
-            $why =~ s/&quot;/"/g; $why =~ s/&apos;/\x27/g; $why =~ s/&lt;/</g; $why =~ s/&gt;/>/g; $why =~ s/&amp;/&/g;
-            print "  SKIPPED $class.$name: $why\n";
-        }' $reports | sort | uniq -c | sed 's/^ *1 //' > "$RUN_DIR/skipped.txt" || true
-    if [[ -s "$RUN_DIR/skipped.txt" ]]; then
-        log "skipped tests (not passed; see the reason):"
-        cat "$RUN_DIR/skipped.txt" >&2
-    fi
+    perl "$ROOT/scripts/lib/test-report.pl" $reports | sed 's/^/[test.sh] /' >&2 || true
 }
 
 main() {
@@ -136,11 +123,11 @@ main() {
     log "running: mvn -B -ntp verify $*"
     local status=0
     mvn -B -ntp verify "$@" || status=$?
-    report_skipped
     if (( status == 0 && $# == 0 )); then
         # What a new user builds first: the README's first service and a generated custom-store project.
         bash "$ROOT/scripts/user-projects.sh" || status=$?
     fi
+    report_results
     return "$status"
 }
 

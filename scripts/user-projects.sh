@@ -4,10 +4,13 @@
 #   1. examples/first-service (the README's "Your first service"): it must print the record it
 #      received and its x-outbox-message-id header;
 #   2. a project generated from outbox-store-archetype: its `mvn test` must run every rule of the
-#      compatibility kit (as many tests as OutboxStoreTck declares), none failed or skipped.
+#      compatibility kit (as many tests as OutboxStoreTck declares), none failed or skipped;
+#   3. the README's MongoDB and DynamoDB quick starts: scripts/emulators.sh start, the demo with the
+#      options it prints (which must exit 0; the time each took is printed), scripts/emulators.sh stop.
 #
 #   scripts/user-projects.sh         # scripts/test.sh runs it after the main build
 #   scripts/user-projects.sh -o      # extra arguments go to every Maven call (offline here)
+#   ONLY_QUICK_STARTS=1 scripts/user-projects.sh   # step 3 only
 #
 # The reactor is installed into a temporary local repository (hard links of ~/.m2/repository
 # without io/outbox, so nothing is written into ~/.m2), deleted at the end.
@@ -20,7 +23,11 @@ source "$ROOT/scripts/lib/tools.sh"
 
 USER_REPO="${MAVEN_USER_REPOSITORY:-$HOME/.m2/repository}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/outbox-user-projects.XXXXXX")"
-trap '[[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"' EXIT
+cleanup() {
+    if [[ -d "$WORK/emulators" ]]; then OUTBOX_EMULATORS_STATE="$WORK/emulators" "$ROOT/scripts/emulators.sh" stop >/dev/null 2>&1 || true; fi
+    [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
 REPO="$WORK/repository"
 MVN=(mvn -B -ntp "-Dmaven.repo.local=$REPO" "$@")
 VERSION="$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$ROOT/pom.xml" | head -1)"
@@ -82,7 +89,28 @@ run_archetype_project() {
     log "custom-store project: $run kit tests run, 0 failed, 0 skipped (the kit declares $expected)"
 }
 
+run_emulator_quick_starts() {
+    export OUTBOX_EMULATORS_STATE="$WORK/emulators"
+    OUTBOX_MONGODB_PORT="$(free_port)"
+    OUTBOX_DYNAMODB_PORT="$(free_port)"
+    export OUTBOX_MONGODB_PORT OUTBOX_DYNAMODB_PORT
+    local printed status=0
+    printed="$("$ROOT/scripts/emulators.sh" start)" || { log "FAILED: scripts/emulators.sh start"; return 1; }
+    local demo started
+    while read -r demo; do
+        started=$SECONDS
+        # The command exactly as emulators.sh prints it (./demo relative to the checkout).
+        if ! (cd "$ROOT" && eval "$demo --no-progress" </dev/null >"$WORK/quick-start.out" 2>&1); then
+            tail -30 "$WORK/quick-start.out" >&2; log "FAILED: $demo"; status=1; break
+        fi
+        log "quick start passed in $(( SECONDS - started )) s (build included when ./demo rebuilt): $demo"
+    done < <(grep -E '^  \./demo ' <<<"$printed" | sed 's/^  //')
+    "$ROOT/scripts/emulators.sh" stop >/dev/null
+    return "$status"
+}
+
 seed_repository
-install_reactor
-run_first_service
-run_archetype_project
+[[ -n "${ONLY_QUICK_STARTS:-}" ]] || install_reactor
+[[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_first_service
+[[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_archetype_project
+run_emulator_quick_starts
