@@ -5,7 +5,7 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the caller's connection (or session) instead and writes inside it (E4). All methods are
  * thread-safe (S12).
  */
-public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -62,39 +62,23 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
     private final Clock clock;
     private final long maxPayloadBytes;
     private final AtomicLong sequence = new AtomicLong();
-    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, StoredMessage>> messages =
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, InMemoryStoredMessage>> messages =
             new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
 
-    /** Creates a store on the system UTC clock with the default payload limit. */
-    public MyOutboxStore() {
-        this(Clock.systemUTC());
+    private MyOutboxStore(Builder builder) {
+        this.clock = builder.clock;
+        this.maxPayloadBytes = builder.maxPayloadBytes;
     }
 
     /**
-     * Creates a store on a clock with the default payload limit.
+     * Starts building a store.
      *
-     * @param clock the source of all lease time; not null
+     * @return a builder with the system UTC clock and {@value #DEFAULT_MAX_PAYLOAD_BYTES}-byte payloads
      */
-    public MyOutboxStore(Clock clock) {
-        this(clock, DEFAULT_MAX_PAYLOAD_BYTES);
-    }
-
-    /**
-     * Creates a store.
-     *
-     * @param clock the source of all lease time; not null
-     * @param maxPayloadBytes the largest {@link OutboxMessage#payloadSize()} accepted, in bytes,
-     *     {@code >= 0}
-     * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}
-     */
-    public MyOutboxStore(Clock clock, long maxPayloadBytes) {
-        this.clock = Objects.requireNonNull(clock, "clock must not be null");
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
-        }
-        this.maxPayloadBytes = maxPayloadBytes;
+    public static Builder builder() {
+        return new Builder();
     }
 
     /**
@@ -146,7 +130,7 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
      */
     public final class Transaction {
 
-        private final List<StoredMessage> pending = new ArrayList<>();
+        private final List<InMemoryStoredMessage> pending = new ArrayList<>();
         private boolean done;
 
         private Transaction() {
@@ -167,7 +151,7 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
                 Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
             }
             for (OutboxMessage m : batch) {
-                pending.add(new StoredMessage(m, sequence.incrementAndGet()));
+                pending.add(new InMemoryStoredMessage(m, sequence.incrementAndGet()));
             }
         }
 
@@ -179,7 +163,7 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
         public void commit() {
             requireOpen();
             done = true;
-            for (StoredMessage m : pending) {
+            for (InMemoryStoredMessage m : pending) {
                 messages.computeIfAbsent(m.bucket(), b -> new ConcurrentSkipListMap<>()).put(m.sequence, m);
             }
         }
@@ -280,7 +264,7 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
         Objects.requireNonNull(buckets, "buckets must not be null");
         TreeSet<Integer> pending = new TreeSet<>();
         for (Integer bucket : buckets) {
-            Map<Long, StoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
+            Map<Long, InMemoryStoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
             if (rows != null && !rows.isEmpty()) {
                 pending.add(bucket);
             }
@@ -294,12 +278,12 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
         if (maxCount < 1) {
             throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
         }
-        ConcurrentNavigableMap<Long, StoredMessage> rows = messages.get(bucket);
+        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         if (rows == null) {
             return List.of();
         }
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
-        for (StoredMessage m : rows.values()) {
+        for (InMemoryStoredMessage m : rows.values()) {
             if (batch.size() == maxCount) {
                 break;
             }
@@ -312,9 +296,9 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
     public void markPublished(int bucket, List<OutboxMessage> published) {
         requireBucket(bucket);
         Objects.requireNonNull(published, "published must not be null");
-        Map<Long, StoredMessage> rows = messages.get(bucket);
+        Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         for (OutboxMessage m : published) {
-            if (!(m instanceof StoredMessage stored) || stored.bucket() != bucket) {
+            if (!(m instanceof InMemoryStoredMessage stored) || stored.bucket() != bucket) {
                 throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
                         + " was not read from bucket " + bucket + " of this store");
             }
@@ -329,8 +313,8 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
         Objects.requireNonNull(timeout, "timeout must not be null");
         long count = 0;
         Instant oldest = null;
-        for (ConcurrentNavigableMap<Long, StoredMessage> rows : messages.values()) {
-            for (StoredMessage m : rows.values()) {
+        for (ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows : messages.values()) {
+            for (InMemoryStoredMessage m : rows.values()) {
                 count++;
                 if (oldest == null || m.createdAt().isBefore(oldest)) {
                     oldest = m.createdAt();
@@ -371,12 +355,64 @@ public final class MyOutboxStore implements OutboxStore, LeaseRenewal, PendingMe
     }
 
     /** A message as stored, carrying its sequence number: the native id of this store. */
-    private static final class StoredMessage extends OutboxMessage {
+    private static final class InMemoryStoredMessage extends OutboxMessage {
         private final long sequence;
 
-        StoredMessage(OutboxMessage message, long sequence) {
+        InMemoryStoredMessage(OutboxMessage message, long sequence) {
             super(message);
             this.sequence = sequence;
+        }
+    }
+
+    /** Does nothing: the store owns no resource outside the heap, and its data stays readable. */
+    @Override
+    public void close() {
+    }
+
+    /** Builds an {@link MyOutboxStore}. Each setter validates at once; not thread-safe. */
+    public static final class Builder {
+
+        private Clock clock = Clock.systemUTC();
+        private long maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the source of all lease time (S11).
+         *
+         * @param clock the clock; not null; default {@link Clock#systemUTC()}
+         * @return this builder
+         * @throws NullPointerException if {@code clock} is null
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Sets the largest payload accepted (S10).
+         *
+         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()}, in bytes, {@code >= 0};
+         *     default {@value MyOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}, naming the value
+         */
+        public Builder maxPayloadBytes(long maxPayloadBytes) {
+            if (maxPayloadBytes < 0) {
+                throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
+            }
+            this.maxPayloadBytes = maxPayloadBytes;
+            return this;
+        }
+
+        /**
+         * Builds a new, empty store.
+         *
+         * @return the store
+         */
+        public MyOutboxStore build() {
+            return new MyOutboxStore(this);
         }
     }
 }

@@ -1,10 +1,9 @@
 package ${package};
 
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
-import java.time.Clock;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -61,11 +60,11 @@ public final class MyOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     @Override
-    public OutboxStore create(Map<String, String> config) {
+    public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String name = parsed.getString(NAME_CONFIG);
         if (name == null) {
-            return new MyOutboxStore(Clock.systemUTC(), parsed.getLong(MAX_PAYLOAD_BYTES));
+            return MyOutboxStore.builder().maxPayloadBytes(parsed.getLong(MAX_PAYLOAD_BYTES)).build();
         }
         MyOutboxStore store = REGISTERED.get(name);
         if (store == null) {

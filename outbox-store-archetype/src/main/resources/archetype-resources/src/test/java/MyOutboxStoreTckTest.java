@@ -22,7 +22,7 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
 
     @Override
     protected void createStorage() {
-        storage = new MyOutboxStore(clock());
+        storage = MyOutboxStore.builder().clock(clock()).build();
         name = "tck-" + UUID.randomUUID();
         MyOutboxStoreProvider.register(name, storage);
     }
