@@ -1,6 +1,9 @@
 package ${package};
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -18,7 +21,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -51,7 +56,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the caller's connection (or session) instead and writes inside it (E4). All methods are
  * thread-safe (S12).
  */
-public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease {
+public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -66,10 +72,13 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
             new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
+    private final InMemoryDeadLetters<InMemoryStoredMessage> deadLetters;
 
     private MyOutboxStore(Builder builder) {
         this.clock = builder.clock;
         this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.deadLetters = new InMemoryDeadLetters<>(clock, messages, sequence::incrementAndGet,
+                InMemoryStoredMessage::new);
     }
 
     /**
@@ -322,6 +331,31 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
             }
         }
         return new PendingSnapshot(count, oldest);
+    }
+
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return deadLetters.list(after, limit);
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return deadLetters.get(messageId);
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return deadLetters.replay(messageId);
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return deadLetters.purge(messageId);
     }
 
     /**
