@@ -27,6 +27,12 @@ class ArchetypeSkeletonTest {
     }
 
     @Test
+    void theArchetypeDeadLettersAreTheInMemoryDeadLettersRenamed() throws IOException {
+        assertThat(code(SKELETON.resolve("main/java/MyDeadLetters.java"), "final class"))
+                .isEqualTo(renamed(code(TCK.resolve("main/java/io/outbox/tck/InMemoryDeadLetters.java"), "final class")));
+    }
+
+    @Test
     void theArchetypeProviderIsTheInMemoryProviderRenamed() throws IOException {
         assertThat(code(SKELETON.resolve("main/java/MyOutboxStoreProvider.java"), "public final class"))
                 .isEqualTo(renamed(code(TCK.resolve("main/java/io/outbox/tck/InMemoryOutboxStoreProvider.java"),
@@ -40,6 +46,22 @@ class ArchetypeSkeletonTest {
                         .replace("MyOutboxStoreTest", "MyOutboxStoreTckTest"));
     }
 
+    /** Every class of the reference store's template has its copy in the skeleton. */
+    @Test
+    void everyClassOfTheTemplateIsInTheSkeleton() throws IOException {
+        for (String template : new String[] {"InMemoryOutboxStore", "InMemoryOutboxStoreProvider", "InMemoryDeadLetters"}) {
+            assertThat(TCK.resolve("main/java/io/outbox/tck/" + template + ".java")).exists();
+            assertThat(SKELETON.resolve("main/java/" + renamed(template) + ".java")).exists();
+        }
+        String store = Files.readString(TCK.resolve("main/java/io/outbox/tck/InMemoryOutboxStore.java"));
+        try (var files = Files.list(TCK.resolve("main/java/io/outbox/tck"))) {
+            files.map(f -> f.getFileName().toString().replace(".java", ""))
+                    .filter(name -> store.contains(name + "<") || store.contains(name + "."))
+                    .forEach(name -> assertThat(name).as("a tck class the template uses")
+                            .isIn("InMemoryOutboxStore", "InMemoryOutboxStoreProvider", "InMemoryDeadLetters"));
+        }
+    }
+
     /** From the first line starting with {@code start} to the end. */
     private static String code(Path file, String start) throws IOException {
         String text = Files.readString(file, StandardCharsets.UTF_8);
@@ -49,6 +71,6 @@ class ArchetypeSkeletonTest {
     }
 
     private static String renamed(String code) {
-        return code.replace("InMemoryOutboxStore", "MyOutboxStore");
+        return code.replace("InMemoryOutboxStore", "MyOutboxStore").replace("InMemoryDeadLetters", "MyDeadLetters");
     }
 }

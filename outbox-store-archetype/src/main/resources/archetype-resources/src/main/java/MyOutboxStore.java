@@ -72,12 +72,12 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
             new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
-    private final InMemoryDeadLetters<InMemoryStoredMessage> deadLetters;
+    private final MyDeadLetters<InMemoryStoredMessage> deadLetters;
 
     private MyOutboxStore(Builder builder) {
         this.clock = builder.clock;
         this.maxPayloadBytes = builder.maxPayloadBytes;
-        this.deadLetters = new InMemoryDeadLetters<>(clock, messages, sequence::incrementAndGet,
+        this.deadLetters = new MyDeadLetters<>(clock, messages, sequence::incrementAndGet,
                 InMemoryStoredMessage::new);
     }
 
