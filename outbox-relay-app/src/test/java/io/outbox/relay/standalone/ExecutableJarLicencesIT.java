@@ -23,9 +23,10 @@ class ExecutableJarLicencesIT {
             String notice = entry(jar, "NOTICE");
             assertThat(notice).isEqualTo(Files.readString(ROOT.resolve("NOTICE")));
             assertThat(notice).contains("mariadb-java-client", "LGPL-2.1", "h2", "MPL-2.0", "postgresql", "BSD-2-Clause",
-                    "zstd-jni", "slf4j-api", "checker-qual", "reactive-streams", "MIT-0", "The NOTICE of Apache Kafka");
+                    "zstd-jni", "slf4j-api", "checker-qual", "reactive-streams", "MIT-0", "lettuce-core", "redis-authx-core",
+                    "The NOTICE of Apache Kafka");
             for (String text : new String[] {"LGPL-2.1.txt", "MPL-2.0.txt", "postgresql-BSD-2-Clause.txt",
-                "slf4j-MIT.txt", "checker-qual-MIT.txt"}) {
+                "slf4j-MIT.txt", "checker-qual-MIT.txt", "lettuce-MIT.txt"}) {
                 assertThat(entry(jar, "META-INF/licenses/" + text)).as(text)
                         .isEqualTo(Files.readString(ROOT.resolve("licenses").resolve(text)));
             }
