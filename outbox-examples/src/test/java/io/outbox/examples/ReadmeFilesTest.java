@@ -78,20 +78,14 @@ class ReadmeFilesTest {
     }
 
     @Test
-    void theKitCountTheReadmeStatesIsTheKitsOwn() {
-        // The kit's tests: those of OutboxStoreTck and of the classes it extends in its package.
-        long tests = 0;
-        for (String name = "OutboxStoreTck"; name != null; ) {
-            Path file = ROOT.resolve("outbox-tck/src/main/java/io/outbox/tck/" + name + ".java");
-            if (!Files.exists(file)) {
-                break;
-            }
-            String source = read(ROOT.relativize(file).toString());
-            tests += source.lines().filter(line -> line.strip().equals("@Test")).count();
-            Matcher parent = Pattern.compile("\\bclass " + name + "\\b[^{]*? extends (\\w+)").matcher(source);
-            name = parent.find() ? parent.group(1) : null;
+    void theKitCountTheReadmeStatesIsTheKitsOwn() throws IOException {
+        // The kit's tests: those in outbox-tck's main sources, the inbox kit (Inbox*) aside.
+        long tests;
+        try (var files = Files.list(ROOT.resolve("outbox-tck/src/main/java/io/outbox/tck"))) {
+            tests = files.filter(f -> f.toString().endsWith(".java") && !f.getFileName().toString().startsWith("Inbox"))
+                    .flatMap(f -> read(ROOT.relativize(f).toString()).lines())
+                    .filter(line -> line.strip().equals("@Test")).count();
         }
-        assertThat(tests).isGreaterThan(40);
         assertThat(read("README.md")).contains("Tests run: " + tests + ", Failures: 0, Errors: 0, Skipped: ")
                 .contains("(" + tests + " today)");
     }

@@ -7,12 +7,16 @@ import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.StoreArguments;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,7 +60,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the caller's connection (or session) instead and writes inside it (E4). All methods are
  * thread-safe (S12).
  */
-public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
         DeadLetters {
 
     /**
@@ -73,12 +77,19 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
     private final MyDeadLetters<InMemoryStoredMessage> deadLetters;
+    private final InMemoryLeases leaseStore = new InMemoryLeases();
 
-    private MyOutboxStore(Builder builder) {
+    /**
+     * Creates a store; for subclasses ({@code new MyOutboxStore(MyOutboxStore.builder()
+     * .clock(clock)) { ... }}). Others call {@link Builder#build()}.
+     *
+     * @param builder the settings; not null
+     */
+    protected MyOutboxStore(Builder builder) {
         this.clock = builder.clock;
         this.maxPayloadBytes = builder.maxPayloadBytes;
         this.deadLetters = new MyDeadLetters<>(clock, messages, sequence::incrementAndGet,
-                InMemoryStoredMessage::new);
+                (message, seq) -> new InMemoryStoredMessage(this, message, seq));
     }
 
     /**
@@ -160,7 +171,7 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
                 Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
             }
             for (OutboxMessage m : batch) {
-                pending.add(new InMemoryStoredMessage(m, sequence.incrementAndGet()));
+                pending.add(new InMemoryStoredMessage(MyOutboxStore.this, m, sequence.incrementAndGet()));
             }
         }
 
@@ -173,7 +184,7 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
             requireOpen();
             done = true;
             for (InMemoryStoredMessage m : pending) {
-                messages.computeIfAbsent(m.bucket(), b -> new ConcurrentSkipListMap<>()).put(m.sequence, m);
+                rowsOf(m.bucket()).put(m.sequence, m);
             }
         }
 
@@ -190,40 +201,77 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The shared {@link LeaseAcquisition} recipe over this store's maps: each primitive is one
+     * map operation, the conditional ones {@link ConcurrentMap#replace(Object, Object, Object)}
+     * and {@link ConcurrentMap#computeIfPresent}.
+     */
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
-        long now = clock.millis();
-        requireNoRowsOutside(request.bucketCount());
-        String me = request.relayId();
-        heartbeats.put(me, now);
-        LeasePlan plan = LeasePlan.compute(request, now, Map.copyOf(heartbeats), List.copyOf(leases.values()));
-        for (int bucket : plan.missingBuckets()) {
-            leases.putIfAbsent(bucket, BucketLease.free(bucket));
-        }
-        for (BucketLease observed : plan.keep()) {
-            leases.replace(observed.bucket(), observed,
-                    new BucketLease(observed.bucket(), me, plan.renewedExpiry(observed)));
-        }
-        for (BucketLease observed : plan.release()) {
-            leases.replace(observed.bucket(), observed,
-                    new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
-        }
-        for (BucketLease observed : plan.claim()) {
-            leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(now)
-                    ? new BucketLease(bucket, me, plan.claimExpiry())
-                    : current);
-        }
-        plan.staleRelays().forEach(heartbeats::remove);
-        return ownedBy(me, now, request.bucketCount());
+        StoreArguments.requireRequest(request);
+        return LeaseAcquisition.acquire(request, clock, leaseStore);
     }
 
-    /** S8: pending rows the relay can never claim mean writers and relays disagree on the count. */
-    private void requireNoRowsOutside(int bucketCount) {
-        List<Integer> outside = pendingBuckets().stream().filter(bucket -> bucket >= bucketCount).toList();
-        if (!outside.isEmpty()) {
-            throw new OutboxMisconfigurationException("pending outbox messages in bucket(s) " + outside
-                    + ", outside [0, " + bucketCount + "): writers and relays disagree on bucketCount");
+    /** The primitives of {@link LeaseAcquisition}: the template a database store maps onto statements. */
+    private final class InMemoryLeases implements LeaseAcquisition.LeaseStore<RuntimeException> {
+
+        /** S8: pending rows the relay can never claim mean writers and relays disagree on the count. */
+        @Override
+        public List<StrayRows> strayRows(int bucketCount) {
+            List<Integer> outside = new ArrayList<>();
+            messages.forEach((bucket, rows) -> {
+                if ((bucket < 0 || bucket >= bucketCount) && !rows.isEmpty()) {
+                    outside.add(bucket);
+                }
+            });
+            return List.of(StrayRows.of("pending outbox messages", "the in-memory store", outside));
+        }
+
+        @Override
+        public void writeHeartbeat(String relayId, long nowMillis) {
+            heartbeats.put(relayId, nowMillis);
+        }
+
+        @Override
+        public LeaseSnapshot readSnapshot(int bucketCount) {
+            return new LeaseSnapshot(Map.copyOf(heartbeats), List.copyOf(leases.values()));
+        }
+
+        @Override
+        public void createFreeLeases(List<Integer> buckets) {
+            for (int bucket : buckets) {
+                leases.putIfAbsent(bucket, BucketLease.free(bucket));
+            }
+        }
+
+        @Override
+        public void writeLeases(LeaseWrites writes) {
+            String me = writes.relayId();
+            for (LeaseAcquisition.Keep keep : writes.keep()) {
+                BucketLease observed = keep.observed();
+                leases.replace(observed.bucket(), observed, new BucketLease(observed.bucket(), me, keep.expiresAtMillis()));
+            }
+            for (BucketLease observed : writes.release()) {
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
+            }
+            for (BucketLease observed : writes.claim()) {
+                leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(writes.nowMillis())
+                        ? new BucketLease(bucket, me, writes.claimExpiresAtMillis())
+                        : current);
+            }
+        }
+
+        @Override
+        public void deleteStaleHeartbeats(Map<String, Long> stale) {
+            stale.forEach(heartbeats::remove);
+        }
+
+        @Override
+        public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) {
+            return ownedBy(relayId, nowMillis, bucketCount);
         }
     }
 
@@ -239,7 +287,7 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
 
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
+        StoreArguments.requireRequest(request);
         long now = clock.millis();
         String me = request.relayId();
         heartbeats.put(me, now);
@@ -270,10 +318,9 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
 
     @Override
     public List<Integer> bucketsWithPending(List<Integer> buckets) {
-        Objects.requireNonNull(buckets, "buckets must not be null");
-        TreeSet<Integer> pending = new TreeSet<>();
-        for (Integer bucket : buckets) {
-            Map<Long, InMemoryStoredMessage> rows = messages.get(Objects.requireNonNull(bucket, "buckets must not contain null"));
+        List<Integer> pending = new ArrayList<>();
+        for (int bucket : StoreArguments.requireBuckets(buckets)) {
+            Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
             if (rows != null && !rows.isEmpty()) {
                 pending.add(bucket);
             }
@@ -283,10 +330,8 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
 
     @Override
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-        requireBucket(bucket);
-        if (maxCount < 1) {
-            throw new IllegalArgumentException("maxCount must be >= 1 but was " + maxCount);
-        }
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
         ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         if (rows == null) {
             return List.of();
@@ -303,16 +348,12 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
 
     @Override
     public void markPublished(int bucket, List<OutboxMessage> published) {
-        requireBucket(bucket);
-        Objects.requireNonNull(published, "published must not be null");
+        List<InMemoryStoredMessage> stored = StoreArguments.requirePublished(bucket, published, InMemoryStoredMessage.class,
+                m -> m.store == this, "this in-memory store");
         Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
-        for (OutboxMessage m : published) {
-            if (!(m instanceof InMemoryStoredMessage stored) || stored.bucket() != bucket) {
-                throw new IllegalArgumentException("message " + (m == null ? null : m.messageId())
-                        + " was not read from bucket " + bucket + " of this store");
-            }
-            if (rows != null) {
-                rows.remove(stored.sequence, stored);
+        if (rows != null) {
+            for (InMemoryStoredMessage m : stored) {
+                rows.remove(m.sequence, m);
             }
         }
     }
@@ -359,6 +400,24 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     }
 
     /**
+     * Writes a message's row into any bucket, committed at once, as a writer with another bucket
+     * count (or a hand-written fix) would: even a negative one, which {@link OutboxMessage} itself
+     * cannot carry. For tests of rule S8; the relay never publishes such a row.
+     *
+     * @param bucket the bucket the row is stored under; any value
+     * @param message the message; not null
+     */
+    public void insertRow(int bucket, OutboxMessage message) {
+        Objects.requireNonNull(message, "message must not be null");
+        InMemoryStoredMessage row = new InMemoryStoredMessage(this, message, sequence.incrementAndGet());
+        rowsOf(bucket).put(row.sequence, row);
+    }
+
+    private ConcurrentNavigableMap<Long, InMemoryStoredMessage> rowsOf(int bucket) {
+        return messages.computeIfAbsent(bucket, b -> new ConcurrentSkipListMap<>());
+    }
+
+    /**
      * Reads the lease table, for tests and diagnostics.
      *
      * @return bucket to lease as stored now; a copy
@@ -382,18 +441,14 @@ public final class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         return List.copyOf(pending);
     }
 
-    private static void requireBucket(int bucket) {
-        if (bucket < 0) {
-            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
-        }
-    }
-
     /** A message as stored, carrying its sequence number: the native id of this store. */
     private static final class InMemoryStoredMessage extends OutboxMessage {
+        private final MyOutboxStore store;
         private final long sequence;
 
-        InMemoryStoredMessage(OutboxMessage message, long sequence) {
+        InMemoryStoredMessage(MyOutboxStore store, OutboxMessage message, long sequence) {
             super(message);
+            this.store = store;
             this.sequence = sequence;
         }
     }

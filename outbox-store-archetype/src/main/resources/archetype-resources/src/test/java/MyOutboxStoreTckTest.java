@@ -20,11 +20,30 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
     private MyOutboxStore storage;
     private String name;
 
+    /** Creates the kit; JUnit calls this once per test. */
+    protected MyOutboxStoreTck() {
+    }
+
+    /**
+     * A fresh store per test, registered with the provider under a unique name. A database fixture
+     * creates uniquely named tables or collections here.
+     */
     @Override
     protected void createStorage() {
-        storage = MyOutboxStore.builder().clock(clock()).build();
+        storage = newInMemoryStore(clock());
         name = "tck-" + UUID.randomUUID();
         MyOutboxStoreProvider.register(name, storage);
+    }
+
+    /**
+     * Makes the store of one test. Override to run the kit over a subclass of
+     * {@link MyOutboxStore} (a wrapper that counts calls or injects latency, say).
+     *
+     * @param clock the kit's clock
+     * @return a new, empty store on that clock
+     */
+    protected MyOutboxStore newInMemoryStore(Clock clock) {
+        return MyOutboxStore.builder().clock(clock).build();
     }
 
     /**
@@ -37,21 +56,28 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
         return storage;
     }
 
-    /** The name this test's store is registered under with the provider. */
+    /**
+     * The name this test's store is registered under with the provider.
+     *
+     * @return the name
+     */
     protected final String registeredName() {
         return name;
     }
 
+    /** Unregisters the store; a database fixture drops its tables or collections here. */
     @Override
     protected void dropStorage() {
         MyOutboxStoreProvider.unregister(name);
     }
 
+    /** The store's own transactional path, committed (E4). */
     @Override
     protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
         ((MyOutboxStore) store).enqueue(messages);
     }
 
+    /** The same path, rolled back: a database fixture aborts its transaction or session. */
     @Override
     protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
         MyOutboxStore.Transaction tx = ((MyOutboxStore) store).begin();
@@ -59,6 +85,7 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
         tx.rollback();
     }
 
+    /** A transaction left open for the kit to commit later. */
     @Override
     protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
         MyOutboxStore.Transaction tx = ((MyOutboxStore) store).begin();
@@ -66,9 +93,13 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
         return tx::commit;
     }
 
+    /**
+     * A row in any bucket, negative ones included: a database fixture inserts the row (and the
+     * writer's sequence counter) directly, bypassing the enqueue helper.
+     */
     @Override
-    protected void insertRawRow(OutboxStore store, OutboxMessage message) {
-        ((MyOutboxStore) store).enqueue(message);
+    protected void insertRawRow(OutboxStore store, OutboxMessage message, int bucket) {
+        ((MyOutboxStore) store).insertRow(bucket, message);
     }
 
     @Override
