@@ -21,7 +21,7 @@ class MyOutboxStoreTckTest extends OutboxStoreTck {
     private String name;
 
     /** Creates the kit; JUnit calls this once per test. */
-    protected MyOutboxStoreTck() {
+    protected MyOutboxStoreTckTest() {
     }
 
     /**
