@@ -3,7 +3,10 @@
 # `mvn -B verify` on the whole build, and stops whatever it started, also on failure.
 #
 #   scripts/test.sh                 # everything
-#   scripts/test.sh -pl outbox-spi  # extra arguments go to Maven
+#   scripts/test.sh -pl outbox-spi  # extra arguments go to Maven (and skip scripts/user-projects.sh)
+#
+# After a successful whole build it runs scripts/user-projects.sh: the README's first service and a
+# project generated from the custom-store archetype, built as separate projects.
 #
 # Servers (see README "Tests"): PostgreSQL, MariaDB and Redis are expected as system services and
 # are started if their port is closed (the Redis notification tests also start redis-server
@@ -13,23 +16,16 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TOOLS="$ROOT/.tools"
+LOG_PREFIX=test.sh
+# shellcheck source=lib/tools.sh
+source "$ROOT/scripts/lib/tools.sh"
 RUN_DIR="$TOOLS/run"
 
 # The servers this suite needs. Each name has an ensure_<name> function below.
 NEEDS=(postgres mariadb redis jongodb dynoxide)
 
-DYNOXIDE_PACKAGE="@dynoxide/linux-x64"
-DYNOXIDE_VERSION="1.2.1"
-DYNOXIDE_SHA256="be909b7910d3fb552e85db10ef3c8ebae4bd35fee0f26dffdb6dfa5cc656426e"
-JONGODB_PACKAGE="@jongodb/memory-server-bin-linux-x64-gnu"
-JONGODB_VERSION="0.1.6"
-JONGODB_SHA256="c53888f078d7f5f38d5386685044cf54dd94aaf831ebc09c76f1d4fbc321b625"
-
 STARTED_PIDS=()
 STOP_COMMANDS=()
-
-log() { printf '[test.sh] %s\n' "$*" >&2; }
 
 cleanup() {
     local status=$?
@@ -43,25 +39,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-    local port
-    for _ in $(seq 1 200); do
-        port=$(( 20000 + RANDOM % 30000 ))
-        if ! port_open "$port"; then echo "$port"; return 0; fi
-    done
-    log "no free port found"; return 1
-}
-
-wait_for_port() { # port seconds what
-    local deadline=$(( SECONDS + $2 ))
-    until port_open "$1"; do
-        (( SECONDS < deadline )) || { log "$3 did not open port $1 within $2 s"; return 1; }
-        sleep 0.2
-    done
-}
 
 ensure_postgres() {
     if ! port_open 5432; then
@@ -101,79 +78,39 @@ ensure_redis() {
     log "Redis: $OUTBOX_TEST_REDIS_URI (redis-server for the outage test: $OUTBOX_TEST_REDIS_SERVER)"
 }
 
-# install_npm_tool <package> <version> <path of the binary inside the package> <sha256>
-# Prints the binary's path. Reuses an earlier install when its checksum still matches.
-install_npm_tool() {
-    local package="$1" version="$2" inner="$3" sha="$4"
-    local dir="$TOOLS/npm/${package//\//_}@$version"
-    local bin="$dir/node_modules/$package/$inner"
-    if [[ ! -x "$bin" ]] || ! echo "$sha  $bin" | sha256sum --check --status; then
-        log "installing $package@$version from npm"
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        npm install --no-save --no-audit --no-fund --no-package-lock --loglevel=error \
-            --prefix "$dir" "$package@$version" >&2
-    fi
-    if ! echo "$sha  $bin" | sha256sum --check --status; then
-        log "checksum mismatch for $bin (expected $sha); refusing to run it"
-        return 1
-    fi
-    echo "$bin"
-}
-
 ensure_dynoxide() {
     local bin port
-    bin="$(install_npm_tool "$DYNOXIDE_PACKAGE" "$DYNOXIDE_VERSION" dynoxide "$DYNOXIDE_SHA256")"
+    bin="$(install_dynoxide)"
     port="$(free_port)"
     "$bin" serve --host 127.0.0.1 --port "$port" >"$RUN_DIR/dynoxide.log" 2>&1 &
     STARTED_PIDS+=("$!")
-    local deadline=$(( SECONDS + 30 ))
-    until "$bin" healthcheck --port "$port" --timeout 1 >/dev/null 2>&1; do
-        (( SECONDS < deadline )) || { log "dynoxide did not become healthy; see $RUN_DIR/dynoxide.log"; return 1; }
-        sleep 0.1
-    done
+    wait_for_dynoxide "$bin" "$port" "$RUN_DIR/dynoxide.log"
     export OUTBOX_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
     log "dynoxide $DYNOXIDE_VERSION: $OUTBOX_TEST_DYNAMODB_ENDPOINT"
 }
 
 ensure_jongodb() {
     local bin port
-    bin="$(install_npm_tool "$JONGODB_PACKAGE" "$JONGODB_VERSION" bin/jongodb "$JONGODB_SHA256")"
+    bin="$(install_jongodb)"
     port="$(free_port)"
     "$bin" --host=127.0.0.1 --port="$port" --topology-profile=singleNodeReplicaSet --replica-set-name=rs0 \
         >"$RUN_DIR/jongodb.log" 2>&1 &
     STARTED_PIDS+=("$!")
-    local deadline=$(( SECONDS + 60 )) uri=""
-    until uri="$(grep -m1 -o 'JONGODB_URI=.*' "$RUN_DIR/jongodb.log" 2>/dev/null | cut -d= -f2-)" && [[ -n "$uri" ]]; do
-        (( SECONDS < deadline )) || { log "jongodb did not start; see $RUN_DIR/jongodb.log"; return 1; }
-        sleep 0.2
-    done
+    local uri
+    uri="$(wait_for_jongodb "$RUN_DIR/jongodb.log")"
     export OUTBOX_TEST_JONGODB_URI="$uri"
     log "jongodb $JONGODB_VERSION: $OUTBOX_TEST_JONGODB_URI"
 }
 
-# Lists every skipped test with its reason, so that a skip is never mistaken for a pass.
-report_skipped() {
+# Ends the output with one totals line per module and the skipped tests grouped by reason (all
+# Docker skips on one line), so that a skip is never mistaken for a pass.
+report_results() {
     local reports
     reports=$(find "$ROOT" \( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/target/failsafe-reports/TEST-*.xml' \) \
-        -newer "$RUN_DIR/started" 2>/dev/null || true)
-    [[ -z "$reports" ]] && return 0
+        -newer "$RUN_DIR/started" 2>/dev/null | sort || true)
+    [[ -z "$reports" ]] && { log "no test reports were written"; return 0; }
     # shellcheck disable=SC2086
-    perl -0777 -ne '
-        while (/<testcase\b([^>]*)>\s*<skipped((?:\s+\w+="[^"]*")*)\s*(?:\/>|>(?:<!\[CDATA\[)?([^\n<]*))/g) {
-            my ($attrs, $skipAttrs, $body) = ($1, $2, $3);
-            my ($why) = $skipAttrs =~ /\bmessage="([^"]*)"/;
-            if (!defined $why && defined $body) { ($why = $body) =~ s/^[\w.]+Exception: //; }
-            $why = "no reason given" if !defined $why || $why eq "";
-            my ($name) = $attrs =~ /\bname="([^"]*)"/;
-            my ($class) = $attrs =~ /\bclassname="([^"]*)"/;
-            $why =~ s/&quot;/"/g; $why =~ s/&apos;/\x27/g; $why =~ s/&lt;/</g; $why =~ s/&gt;/>/g; $why =~ s/&amp;/&/g;
-            print "  SKIPPED $class.$name: $why\n";
-        }' $reports | sort | uniq -c | sed 's/^ *1 //' > "$RUN_DIR/skipped.txt" || true
-    if [[ -s "$RUN_DIR/skipped.txt" ]]; then
-        log "skipped tests (not passed; see the reason):"
-        cat "$RUN_DIR/skipped.txt" >&2
-    fi
+    perl "$ROOT/scripts/lib/test-report.pl" $reports | sed 's/^/[test.sh] /' >&2 || true
 }
 
 main() {
@@ -186,7 +123,11 @@ main() {
     log "running: mvn -B -ntp verify $*"
     local status=0
     mvn -B -ntp verify "$@" || status=$?
-    report_skipped
+    if (( status == 0 && $# == 0 )); then
+        # What a new user builds first: the README's first service and a generated custom-store project.
+        bash "$ROOT/scripts/user-projects.sh" || status=$?
+    fi
+    report_results
     return "$status"
 }
 

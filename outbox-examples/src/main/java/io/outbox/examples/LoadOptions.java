@@ -23,7 +23,7 @@ final class LoadOptions {
                     + "bench: every round also times relays in this mode, beside the default mode.")
     boolean transactions;
 
-    @Option(names = "--no-progress", description = "No progress bar (there is none anyway without a terminal).")
+    @Option(names = "--no-progress", description = "No progress output: neither the bar (on a terminal) nor the line every 5 s (without one).")
     boolean noProgress;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")

@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.embedded.EmbeddedKafkaCommand;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.util.ArrayList;
@@ -14,8 +15,9 @@ import picocli.CommandLine.Spec;
 /**
  * The command line of the demo, the load generator and the benchmark ({@code ./demo} at the
  * repository root runs it). Subcommands: {@code run} (the default: place orders, relay them,
- * check every delivery) and {@code bench} (relay throughput against a plain producer);
- * {@code --help} on each.
+ * check every delivery), {@code bench} (relay throughput against a plain producer) and
+ * {@code broker} (a local Kafka broker until Ctrl-C, {@link EmbeddedKafkaCommand}); {@code --help}
+ * on each.
  *
  * <p>Exit status: {@value #EXIT_OK} success; {@value #EXIT_LOST} messages lost;
  * {@value #EXIT_MISORDERED} a customer's orders out of order; 5 both; {@value #EXIT_USAGE}
@@ -106,6 +108,7 @@ public final class OutboxExamples implements Runnable {
                 .addSubcommand(run)
                 .addSubcommand(bench)
                 .addSubcommand(notifyBench)
+                .addSubcommand(new EmbeddedKafkaCommand())
                 .setOut(out)
                 .setErr(err)
                 .setParameterExceptionHandler((e, arguments) -> {

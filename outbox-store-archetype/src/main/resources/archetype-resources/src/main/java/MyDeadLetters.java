@@ -1,0 +1,106 @@
+package ${package};
+
+import io.outbox.OutboxMessage;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+
+/**
+ * The dead letters of {@link MyOutboxStore} (capability C4): a map by message id, ordered
+ * by the id's text form. Moves and replays take one lock, so they are atomic towards each other;
+ * towards {@code markPublished} the removal of the pending entry is one atomic
+ * {@link ConcurrentMap#remove(Object, Object)}, so a message is either published or moved,
+ * never both.
+ *
+ * @param <M> the store's own message type, carrying its sequence number
+ */
+final class MyDeadLetters<M extends OutboxMessage> {
+
+    private final Clock clock;
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, M>> messages;
+    private final LongSupplier nextSequence;
+    private final BiFunction<OutboxMessage, Long, M> stored;
+    private final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
+
+    MyDeadLetters(Clock clock, ConcurrentMap<Integer, ConcurrentNavigableMap<Long, M>> messages,
+                        LongSupplier nextSequence, BiFunction<OutboxMessage, Long, M> stored) {
+        this.clock = clock;
+        this.messages = messages;
+        this.nextSequence = nextSequence;
+        this.stored = stored;
+    }
+
+    synchronized boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
+        requireBucket(bucket);
+        Objects.requireNonNull(messageId, "messageId must not be null");
+        Objects.requireNonNull(failure, "failure must not be null");
+        ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
+        if (rows == null) {
+            return false;
+        }
+        for (Map.Entry<Long, M> row : rows.entrySet()) {
+            M m = row.getValue();
+            if (!m.messageId().equals(messageId)) {
+                continue;
+            }
+            if (deadLetters.containsKey(messageId.toString())) {
+                throw new IllegalStateException("a dead letter with message id " + messageId + " exists already; "
+                        + "the pending message stays in bucket " + bucket);
+            }
+            if (!rows.remove(row.getKey(), m)) {
+                return false; // published meanwhile
+            }
+            deadLetters.put(messageId.toString(), new DeadLetter(messageId, bucket, m.topic(), m.key(), m.value(),
+                    m.encodedHeaders(), m.partition(), m.createdAt(), failure, Instant.ofEpochMilli(clock.millis())));
+            return true;
+        }
+        return false;
+    }
+
+    synchronized List<DeadLetter> list(UUID after, int limit) {
+        DeadLetters.requireLimit(limit);
+        Map<String, DeadLetter> tail = after == null ? deadLetters : deadLetters.tailMap(after.toString(), false);
+        return tail.values().stream().limit(limit).toList();
+    }
+
+    synchronized Optional<DeadLetter> get(UUID messageId) {
+        return Optional.ofNullable(deadLetters.get(Objects.requireNonNull(messageId, "messageId must not be null")
+                .toString()));
+    }
+
+    synchronized boolean replay(UUID messageId) {
+        DeadLetter d = deadLetters.get(Objects.requireNonNull(messageId, "messageId must not be null").toString());
+        if (d == null) {
+            return false;
+        }
+        OutboxMessage m = new OutboxMessage(d.messageId(), d.bucket(), d.topic(), d.key(), d.value(),
+                d.decodedHeaders(), d.partition(), d.createdAt());
+        long sequence = nextSequence.getAsLong();
+        messages.computeIfAbsent(d.bucket(), b -> new ConcurrentSkipListMap<>()).put(sequence, stored.apply(m, sequence));
+        deadLetters.remove(messageId.toString());
+        return true;
+    }
+
+    synchronized boolean purge(UUID messageId) {
+        return deadLetters.remove(Objects.requireNonNull(messageId, "messageId must not be null").toString()) != null;
+    }
+
+    private static void requireBucket(int bucket) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+    }
+}

@@ -1,0 +1,507 @@
+package ${package};
+
+import io.outbox.OutboxMessage;
+import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BucketLease;
+import io.outbox.spi.support.LeaseAcquisition;
+import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
+import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
+import io.outbox.spi.support.LeaseAcquisition.StrayRows;
+import io.outbox.spi.support.LeasePlan;
+import io.outbox.spi.support.StoreArguments;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Your store, generated as a copy of the kit's in-memory reference store ({@code
+ * io.outbox.tck.InMemoryOutboxStore}), so it passes every rule of the compatibility kit from the
+ * start ({@code mvn test}). Turn it into a database store one method at a time, keeping the kit
+ * green: each map below is a table (or collection) and each map operation names the database
+ * operation that replaces it. State must live in the database, not in this object, so that
+ * several instances in several processes see the same leases and messages.
+ *
+ * <ul>
+ *   <li>{@code messages}: the outbox table, keyed by (bucket, sequence); the sequence is an
+ *       auto-increment id or a per-bucket counter reserved by one atomic increment (E5).
+ *       {@link #nextBatch} is {@code SELECT ... WHERE bucket = ? ORDER BY sequence LIMIT ?} (S1);
+ *       {@link #markPublished} deletes by that native id (S2), carried in a subclass of
+ *       {@link OutboxMessage}.</li>
+ *   <li>{@code leases}: one row per bucket. Every transition is one atomic conditional write on the
+ *       row as it was read ({@link ConcurrentMap#replace(Object, Object, Object)} is the twin of
+ *       {@code UPDATE ... WHERE owner = ? AND expires_at = ?}), planned with {@link LeasePlan} (S4,
+ *       S4b, S5).</li>
+ *   <li>{@code heartbeats}: one row per relay id with its last call, in epoch milliseconds.</li>
+ *   <li>All time comes from the injected {@link Clock}, in epoch milliseconds (S11).</li>
+ * </ul>
+ *
+ * <p>{@link #begin()} stands for the caller's own database transaction: your enqueue helper takes
+ * the caller's connection (or session) instead and writes inside it (E4). All methods are
+ * thread-safe (S12).
+ */
+public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
+        DeadLetters {
+
+    /**
+     * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
+     * default size limits (1 MiB) accept with the record overhead and the message-id header added.
+     */
+    public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1_000_000;
+
+    private final Clock clock;
+    private final long maxPayloadBytes;
+    private final AtomicLong sequence = new AtomicLong();
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, InMemoryStoredMessage>> messages =
+            new ConcurrentHashMap<>();
+    private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
+    private final MyDeadLetters<InMemoryStoredMessage> deadLetters;
+    private final InMemoryLeases leaseStore = new InMemoryLeases();
+
+    /**
+     * Creates a store; for subclasses ({@code new MyOutboxStore(MyOutboxStore.builder()
+     * .clock(clock)) { ... }}). Others call {@link Builder#build()}.
+     *
+     * @param builder the settings; not null
+     */
+    protected MyOutboxStore(Builder builder) {
+        this.clock = builder.clock;
+        this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.deadLetters = new MyDeadLetters<>(clock, messages, sequence::incrementAndGet,
+                (message, seq) -> new InMemoryStoredMessage(this, message, seq));
+    }
+
+    /**
+     * Starts building a store.
+     *
+     * @return a builder with the system UTC clock and {@value #DEFAULT_MAX_PAYLOAD_BYTES}-byte payloads
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The largest payload this store accepts.
+     *
+     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     */
+    public long maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /**
+     * Enqueues messages in one transaction that commits at once (E4).
+     *
+     * @param batch the messages; not null, no null elements
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     *     nothing is written then
+     */
+    public void enqueue(List<? extends OutboxMessage> batch) {
+        Transaction tx = begin();
+        tx.enqueue(batch);
+        tx.commit();
+    }
+
+    /**
+     * Enqueues messages in one transaction that commits at once (E4).
+     *
+     * @param batch the messages; no null elements
+     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     *     nothing is written then
+     */
+    public void enqueue(OutboxMessage... batch) {
+        enqueue(List.of(batch));
+    }
+
+    /**
+     * Starts a transaction: messages enqueued in it become visible together at
+     * {@link Transaction#commit()}, and never if it is rolled back.
+     *
+     * @return a new transaction; confined to one thread
+     */
+    public Transaction begin() {
+        return new Transaction();
+    }
+
+    /**
+     * A unit of work on the store, like a database transaction. Sequence numbers are reserved at
+     * enqueue (E5); a rollback leaves a harmless gap. Not thread-safe; use from one thread.
+     */
+    public final class Transaction {
+
+        private final List<InMemoryStoredMessage> pending = new ArrayList<>();
+        private boolean done;
+
+        private Transaction() {
+        }
+
+        /**
+         * Adds messages to the transaction.
+         *
+         * @param batch the messages; not null, no null elements
+         * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+         *     the transaction is left as it was
+         * @throws IllegalStateException if the transaction has ended
+         */
+        public void enqueue(List<? extends OutboxMessage> batch) {
+            requireOpen();
+            Objects.requireNonNull(batch, "batch must not be null");
+            for (OutboxMessage m : batch) {
+                Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
+            }
+            for (OutboxMessage m : batch) {
+                pending.add(new InMemoryStoredMessage(MyOutboxStore.this, m, sequence.incrementAndGet()));
+            }
+        }
+
+        /**
+         * Makes the enqueued messages visible.
+         *
+         * @throws IllegalStateException if the transaction has ended
+         */
+        public void commit() {
+            requireOpen();
+            done = true;
+            for (InMemoryStoredMessage m : pending) {
+                rowsOf(m.bucket()).put(m.sequence, m);
+            }
+        }
+
+        /** Discards the enqueued messages; a no-op after commit or rollback. */
+        public void rollback() {
+            done = true;
+            pending.clear();
+        }
+
+        private void requireOpen() {
+            if (done) {
+                throw new IllegalStateException("transaction already ended");
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The shared {@link LeaseAcquisition} recipe over this store's maps: each primitive is one
+     * map operation, the conditional ones {@link ConcurrentMap#replace(Object, Object, Object)}
+     * and {@link ConcurrentMap#computeIfPresent}.
+     */
+    @Override
+    public List<Integer> acquireBucketLeases(LeaseRequest request) {
+        StoreArguments.requireRequest(request);
+        return LeaseAcquisition.acquire(request, clock, leaseStore);
+    }
+
+    /** The primitives of {@link LeaseAcquisition}: the template a database store maps onto statements. */
+    private final class InMemoryLeases implements LeaseAcquisition.LeaseStore<RuntimeException> {
+
+        /** S8: pending rows the relay can never claim mean writers and relays disagree on the count. */
+        @Override
+        public List<StrayRows> strayRows(int bucketCount) {
+            List<Integer> outside = new ArrayList<>();
+            messages.forEach((bucket, rows) -> {
+                if ((bucket < 0 || bucket >= bucketCount) && !rows.isEmpty()) {
+                    outside.add(bucket);
+                }
+            });
+            return List.of(StrayRows.of("pending outbox messages", "the in-memory store", outside));
+        }
+
+        @Override
+        public void writeHeartbeat(String relayId, long nowMillis) {
+            heartbeats.put(relayId, nowMillis);
+        }
+
+        @Override
+        public LeaseSnapshot readSnapshot(int bucketCount) {
+            return new LeaseSnapshot(Map.copyOf(heartbeats), List.copyOf(leases.values()));
+        }
+
+        @Override
+        public void createFreeLeases(List<Integer> buckets) {
+            for (int bucket : buckets) {
+                leases.putIfAbsent(bucket, BucketLease.free(bucket));
+            }
+        }
+
+        @Override
+        public void writeLeases(LeaseWrites writes) {
+            String me = writes.relayId();
+            for (LeaseAcquisition.Keep keep : writes.keep()) {
+                BucketLease observed = keep.observed();
+                leases.replace(observed.bucket(), observed, new BucketLease(observed.bucket(), me, keep.expiresAtMillis()));
+            }
+            for (BucketLease observed : writes.release()) {
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
+            }
+            for (BucketLease observed : writes.claim()) {
+                leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(writes.nowMillis())
+                        ? new BucketLease(bucket, me, writes.claimExpiresAtMillis())
+                        : current);
+            }
+        }
+
+        @Override
+        public void deleteStaleHeartbeats(Map<String, Long> stale) {
+            stale.forEach(heartbeats::remove);
+        }
+
+        @Override
+        public List<Integer> readOwned(String relayId, long nowMillis, int bucketCount) {
+            return ownedBy(relayId, nowMillis, bucketCount);
+        }
+    }
+
+    private List<Integer> ownedBy(String relayId, long now, int bucketCount) {
+        TreeSet<Integer> owned = new TreeSet<>();
+        leases.values().forEach(lease -> {
+            if (lease.bucket() < bucketCount && lease.isHeldBy(relayId, now)) {
+                owned.add(lease.bucket());
+            }
+        });
+        return List.copyOf(owned);
+    }
+
+    @Override
+    public List<Integer> renewBucketLeases(LeaseRequest request) {
+        StoreArguments.requireRequest(request);
+        long now = clock.millis();
+        String me = request.relayId();
+        heartbeats.put(me, now);
+        long extended = now + request.leaseDurationMillis();
+        List<Integer> held = new ArrayList<>();
+        for (int bucket : request.heldBuckets()) {
+            BucketLease after = leases.computeIfPresent(bucket, (b, current) -> current.isHeldBy(me, now)
+                    ? new BucketLease(b, me, Math.max(current.expiresAtMillis(), extended))
+                    : current);
+            if (after != null && after.isHeldBy(me, now)) {
+                held.add(bucket);
+            }
+        }
+        return List.copyOf(held);
+    }
+
+    @Override
+    public void releaseBucketLeases(String relayId) {
+        Objects.requireNonNull(relayId, "relayId must not be null");
+        for (BucketLease observed : List.copyOf(leases.values())) {
+            if (relayId.equals(observed.owner())) {
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
+            }
+        }
+        heartbeats.remove(relayId);
+    }
+
+    @Override
+    public List<Integer> bucketsWithPending(List<Integer> buckets) {
+        List<Integer> pending = new ArrayList<>();
+        for (int bucket : StoreArguments.requireBuckets(buckets)) {
+            Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+            if (rows != null && !rows.isEmpty()) {
+                pending.add(bucket);
+            }
+        }
+        return List.copyOf(pending);
+    }
+
+    @Override
+    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
+        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+        if (rows == null) {
+            return List.of();
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        for (InMemoryStoredMessage m : rows.values()) {
+            if (batch.size() == maxCount) {
+                break;
+            }
+            batch.add(m);
+        }
+        return List.copyOf(batch);
+    }
+
+    @Override
+    public void markPublished(int bucket, List<OutboxMessage> published) {
+        List<InMemoryStoredMessage> stored = StoreArguments.requirePublished(bucket, published, InMemoryStoredMessage.class,
+                m -> m.store == this, "this in-memory store");
+        Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+        if (rows != null) {
+            for (InMemoryStoredMessage m : stored) {
+                rows.remove(m.sequence, m);
+            }
+        }
+    }
+
+    @Override
+    public PendingSnapshot pendingMetrics(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        long count = 0;
+        Instant oldest = null;
+        for (ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows : messages.values()) {
+            for (InMemoryStoredMessage m : rows.values()) {
+                count++;
+                if (oldest == null || m.createdAt().isBefore(oldest)) {
+                    oldest = m.createdAt();
+                }
+            }
+        }
+        return new PendingSnapshot(count, oldest);
+    }
+
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return deadLetters.list(after, limit);
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return deadLetters.get(messageId);
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return deadLetters.replay(messageId);
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return deadLetters.purge(messageId);
+    }
+
+    /**
+     * Writes a message's row into any bucket, committed at once, as a writer with another bucket
+     * count (or a hand-written fix) would: even a negative one, which {@link OutboxMessage} itself
+     * cannot carry. For tests of rule S8; the relay never publishes such a row.
+     *
+     * @param bucket the bucket the row is stored under; any value
+     * @param message the message; not null
+     */
+    public void insertRow(int bucket, OutboxMessage message) {
+        Objects.requireNonNull(message, "message must not be null");
+        InMemoryStoredMessage row = new InMemoryStoredMessage(this, message, sequence.incrementAndGet());
+        rowsOf(bucket).put(row.sequence, row);
+    }
+
+    private ConcurrentNavigableMap<Long, InMemoryStoredMessage> rowsOf(int bucket) {
+        return messages.computeIfAbsent(bucket, b -> new ConcurrentSkipListMap<>());
+    }
+
+    /**
+     * Reads the lease table, for tests and diagnostics.
+     *
+     * @return bucket to lease as stored now; a copy
+     */
+    public Map<Integer, BucketLease> leases() {
+        return new HashMap<>(leases);
+    }
+
+    /**
+     * The buckets holding pending messages, for tests and diagnostics.
+     *
+     * @return every bucket with at least one pending message, ascending; a copy
+     */
+    public List<Integer> pendingBuckets() {
+        TreeSet<Integer> pending = new TreeSet<>();
+        messages.forEach((bucket, rows) -> {
+            if (!rows.isEmpty()) {
+                pending.add(bucket);
+            }
+        });
+        return List.copyOf(pending);
+    }
+
+    /** A message as stored, carrying its sequence number: the native id of this store. */
+    private static final class InMemoryStoredMessage extends OutboxMessage {
+        private final MyOutboxStore store;
+        private final long sequence;
+
+        InMemoryStoredMessage(MyOutboxStore store, OutboxMessage message, long sequence) {
+            super(message);
+            this.store = store;
+            this.sequence = sequence;
+        }
+    }
+
+    /** Does nothing: the store owns no resource outside the heap, and its data stays readable. */
+    @Override
+    public void close() {
+    }
+
+    /** Builds an {@link MyOutboxStore}. Each setter validates at once; not thread-safe. */
+    public static final class Builder {
+
+        private Clock clock = Clock.systemUTC();
+        private long maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the source of all lease time (S11).
+         *
+         * @param clock the clock; not null; default {@link Clock#systemUTC()}
+         * @return this builder
+         * @throws NullPointerException if {@code clock} is null
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Sets the largest payload accepted (S10).
+         *
+         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()}, in bytes, {@code >= 0};
+         *     default {@value MyOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}, naming the value
+         */
+        public Builder maxPayloadBytes(long maxPayloadBytes) {
+            if (maxPayloadBytes < 0) {
+                throw new IllegalArgumentException("maxPayloadBytes must be >= 0 but was " + maxPayloadBytes);
+            }
+            this.maxPayloadBytes = maxPayloadBytes;
+            return this;
+        }
+
+        /**
+         * Builds a new, empty store.
+         *
+         * @return the store
+         */
+        public MyOutboxStore build() {
+            return new MyOutboxStore(this);
+        }
+    }
+}
