@@ -1,0 +1,57 @@
+package io.outbox.spring;
+
+import io.outbox.OutboxMessage;
+import io.outbox.store.jdbc.JdbcOutboxWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
+import org.springframework.jdbc.support.SQLExceptionTranslator;
+import org.springframework.transaction.IllegalTransactionStateException;
+
+/**
+ * {@link Outbox} on the JDBC store: writes on the connection the Spring transaction holds for the
+ * data source ({@link DataSourceUtils#getConnection(DataSource)}), so the rows commit or roll back
+ * with the business change (rule E4).
+ */
+final class JdbcTransactionalOutbox extends TransactionalOutbox {
+
+    private final DataSource dataSource;
+    private final JdbcOutboxWriter writer;
+    private final SQLExceptionTranslator translator;
+
+    JdbcTransactionalOutbox(DataSource dataSource, JdbcOutboxWriter writer, int bucketCount,
+                            Consumer<int[]> afterCommit) {
+        super(bucketCount, afterCommit);
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+        this.writer = Objects.requireNonNull(writer, "writer must not be null");
+        this.translator = new SQLErrorCodeSQLExceptionTranslator(dataSource);
+    }
+
+    @Override
+    void write(List<? extends OutboxMessage> messages) {
+        Connection connection = DataSourceUtils.getConnection(dataSource);
+        try {
+            if (!DataSourceUtils.isConnectionTransactional(connection, dataSource)) {
+                throw new IllegalTransactionStateException("Outbox.enqueue found a Spring transaction, but not one "
+                        + "on the outbox's DataSource: the transaction manager of the @Transactional method must "
+                        + "manage the same DataSource bean (DataSourceTransactionManager, JdbcTransactionManager or "
+                        + "JpaTransactionManager on it); the outbox never writes in auto-commit");
+            }
+            writer.enqueue(connection, messages);
+        } catch (SQLException e) {
+            throw Objects.requireNonNull(translator.translate("Outbox.enqueue", null, e));
+        } finally {
+            DataSourceUtils.releaseConnection(connection, dataSource);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcTransactionalOutbox[" + writer.tables() + "]";
+    }
+}

@@ -1,0 +1,236 @@
+package io.outbox.spring;
+
+import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.MicrometerRelayMetrics;
+import io.outbox.relay.OutboxPublisher;
+import io.outbox.relay.OutboxRelay;
+import io.outbox.relay.RelayListener;
+import io.outbox.relay.RelayOptions;
+import io.outbox.spi.OutboxStore;
+import io.outbox.spi.PendingMetrics;
+import io.outbox.store.dynamodb.DynamoDbOutboxStore;
+import io.outbox.store.jdbc.JdbcOutboxStore;
+import io.outbox.store.mongodb.MongoOutboxStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Auto-configuration of the outbox: the store from the application's {@code DataSource},
+ * {@code MongoClient} or {@code DynamoDbClient} (chosen by class path, beans and
+ * {@code outbox.store}), the transactional {@link Outbox} (JDBC), the relay with its Kafka
+ * publisher as a {@link OutboxRelayLifecycle}, and Micrometer meters when a {@code MeterRegistry}
+ * exists. Every bean backs off when the application defines one of the same type.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.mongodb.autoconfigure.MongoAutoConfiguration",
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
+@EnableConfigurationProperties(OutboxProperties.class)
+@Import({OutboxAutoConfiguration.JdbcStoreConfiguration.class,
+        OutboxAutoConfiguration.MongoStoreConfiguration.class,
+        OutboxAutoConfiguration.DynamoDbStoreConfiguration.class,
+        OutboxAutoConfiguration.JdbcOutboxConfiguration.class,
+        OutboxAutoConfiguration.RelayConfiguration.class})
+public class OutboxAutoConfiguration {
+
+    /** The bean name of the {@link OutboxProducerSettings} taken from {@code spring.kafka.*}. */
+    static final String PRODUCER_SETTINGS = "outboxProducerSettings";
+
+    /** Created by Spring. */
+    public OutboxAutoConfiguration() {
+    }
+
+    /**
+     * Wakes the local relay with the buckets a transaction wrote, once it committed (rules N1, R8).
+     *
+     * @param relay the relay, if this application runs one
+     * @return the after-commit action
+     */
+    static Consumer<int[]> wakeRelay(ObjectProvider<OutboxRelay> relay) {
+        return buckets -> relay.ifAvailable(r -> r.wakeUp(IntStream.of(buckets).boxed().toList()));
+    }
+
+    /** The JDBC store on the application's {@code DataSource}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({JdbcOutboxStore.class, DataSource.class})
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "jdbc", matchIfMissing = true)
+    static class JdbcStoreConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(OutboxStore.class)
+        JdbcOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
+            JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource)
+                    .tablePrefix(properties.jdbc().tablePrefix())
+                    .schema(properties.jdbc().schema())
+                    .build();
+            if (properties.createSchema()) {
+                store.createSchema();
+            }
+            return store;
+        }
+    }
+
+    /** The transactional {@link Outbox} on the JDBC store and Spring's JDBC transaction support. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.jdbc.datasource.DataSourceUtils",
+            value = JdbcOutboxStore.class)
+    static class JdbcOutboxConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(Outbox.class)
+        @ConditionalOnBean(JdbcOutboxStore.class)
+        Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, ObjectProvider<OutboxRelay> relay) {
+            return new JdbcTransactionalOutbox(store.dataSource(), store.writer(), properties.bucketCount(),
+                    wakeRelay(relay));
+        }
+    }
+
+    /** The MongoDB store on the application's {@code MongoClient}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "com.mongodb.client.MongoClient", value = MongoOutboxStore.class)
+    @ConditionalOnBean(type = "com.mongodb.client.MongoClient")
+    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "mongodb", matchIfMissing = true)
+    static class MongoStoreConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(OutboxStore.class)
+        MongoOutboxStore outboxStore(com.mongodb.client.MongoClient client, OutboxProperties properties) {
+            MongoOutboxStore.Builder builder = MongoOutboxStore.builder(client)
+                    .collectionPrefix(properties.mongodb().collectionPrefix());
+            if (properties.mongodb().database() != null) {
+                builder.database(properties.mongodb().database());
+            }
+            MongoOutboxStore store = builder.build();
+            if (properties.createSchema()) {
+                store.createSchema();
+            }
+            return store;
+        }
+    }
+
+    /** The DynamoDB store on the application's {@code DynamoDbClient}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "software.amazon.awssdk.services.dynamodb.DynamoDbClient",
+            value = DynamoDbOutboxStore.class)
+    @ConditionalOnBean(type = "software.amazon.awssdk.services.dynamodb.DynamoDbClient")
+    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "dynamodb", matchIfMissing = true)
+    static class DynamoDbStoreConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(OutboxStore.class)
+        DynamoDbOutboxStore outboxStore(software.amazon.awssdk.services.dynamodb.DynamoDbClient client,
+                                        OutboxProperties properties) {
+            DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(client)
+                    .messagesTable(properties.dynamodb().messagesTable())
+                    .coordinationTable(properties.dynamodb().coordinationTable())
+                    .build();
+            if (properties.createSchema()) {
+                store.createSchema();
+            }
+            return store;
+        }
+    }
+
+    /** The relay, its publisher, its lifecycle and its meters; off with {@code outbox.relay.enabled=false}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty(name = "outbox.relay.enabled", matchIfMissing = true)
+    @ConditionalOnBean(OutboxStore.class)
+    @Import({KafkaProducerSettingsConfiguration.class, MetricsConfiguration.class})
+    static class RelayConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        RelayOptions outboxRelayOptions(OutboxProperties properties) {
+            return OutboxRelaySettings.relayOptions(properties);
+        }
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(OutboxPublisher.class)
+        KafkaOutboxPublisher outboxPublisher(OutboxProperties properties, RelayOptions options,
+                                             ObjectProvider<OutboxProducerSettings> settings) {
+            Map<String, Object> config = new HashMap<>();
+            OutboxProducerSettings fromSpring = settings.getIfAvailable();
+            if (fromSpring != null) {
+                config.putAll(fromSpring.config());
+            }
+            // The relay sends bytes; Spring's String serializers would only be overridden with a warning.
+            config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+            config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+            config.putAll(properties.relay().producer());
+            return new KafkaOutboxPublisher(config, options.messageIdHeader());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        OutboxRelayMonitor outboxRelayMonitor() {
+            return new OutboxRelayMonitor();
+        }
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        OutboxRelay outboxRelay(OutboxStore store, OutboxPublisher publisher, RelayOptions options,
+                                ObjectProvider<RelayListener> listeners) {
+            OutboxRelay.Builder builder = OutboxRelay.builder(store, publisher).options(options);
+            listeners.orderedStream().forEach(builder::listener);
+            return builder.build();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        OutboxRelayLifecycle outboxRelayLifecycle(OutboxRelay relay) {
+            return new OutboxRelayLifecycle(relay);
+        }
+    }
+
+    /** Producer settings from {@code spring.kafka.*} when Spring Boot's Kafka support is present. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(KafkaProperties.class)
+    static class KafkaProducerSettingsConfiguration {
+
+        @Bean(PRODUCER_SETTINGS)
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(KafkaProperties.class)
+        OutboxProducerSettings outboxProducerSettings(KafkaProperties kafka) {
+            return new OutboxProducerSettings(kafka.buildProducerProperties());
+        }
+    }
+
+    /** Relay meters in the application's {@code MeterRegistry}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class MetricsConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(MeterRegistry.class)
+        MicrometerRelayMetrics outboxRelayMetrics(MeterRegistry registry, OutboxStore store) {
+            return store instanceof PendingMetrics backlog
+                    ? new MicrometerRelayMetrics(registry, Tags.empty(), backlog, Duration.ofSeconds(10))
+                    : new MicrometerRelayMetrics(registry, List.of());
+        }
+    }
+}
