@@ -8,9 +8,7 @@ import io.outbox.relay.RelayListener;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.PendingMetrics;
-import io.outbox.store.dynamodb.DynamoDbOutboxStore;
 import io.outbox.store.jdbc.JdbcOutboxStore;
-import io.outbox.store.mongodb.MongoOutboxStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.Duration;
@@ -27,7 +25,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
@@ -35,24 +32,19 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
- * Auto-configuration of the outbox: the store from the application's {@code DataSource},
- * {@code MongoClient} or {@code DynamoDbClient} (chosen by class path, beans and
- * {@code outbox.store}), the transactional {@link Outbox} (JDBC), the relay with its Kafka
+ * Auto-configuration of the outbox on the store the store auto-configurations built
+ * ({@link OutboxJdbcStoreAutoConfiguration}, {@link OutboxMongoStoreAutoConfiguration},
+ * {@link OutboxDynamoDbStoreAutoConfiguration}): the transactional {@link Outbox} (JDBC), the relay with its Kafka
  * publisher as a {@link OutboxRelayLifecycle}, and Micrometer meters when a {@code MeterRegistry}
  * exists. Every bean backs off when the application defines one of the same type.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+@AutoConfiguration(after = OutboxDynamoDbStoreAutoConfiguration.class, afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
-        "org.springframework.boot.mongodb.autoconfigure.MongoAutoConfiguration",
         "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
 @EnableConfigurationProperties(OutboxProperties.class)
-@Import({OutboxAutoConfiguration.JdbcStoreConfiguration.class,
-        OutboxAutoConfiguration.MongoStoreConfiguration.class,
-        OutboxAutoConfiguration.DynamoDbStoreConfiguration.class,
-        OutboxAutoConfiguration.JdbcOutboxConfiguration.class,
+@Import({OutboxAutoConfiguration.JdbcOutboxConfiguration.class,
         OutboxAutoConfiguration.RelayConfiguration.class})
 public class OutboxAutoConfiguration {
 
@@ -73,25 +65,24 @@ public class OutboxAutoConfiguration {
         return buckets -> relay.ifAvailable(r -> r.wakeUp(IntStream.of(buckets).boxed().toList()));
     }
 
-    /** The JDBC store on the application's {@code DataSource}. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass({JdbcOutboxStore.class, DataSource.class})
-    @ConditionalOnBean(DataSource.class)
-    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "jdbc", matchIfMissing = true)
-    static class JdbcStoreConfiguration {
-
-        @Bean(destroyMethod = "close")
-        @ConditionalOnMissingBean(OutboxStore.class)
-        JdbcOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
-            JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource)
-                    .tablePrefix(properties.jdbc().tablePrefix())
-                    .schema(properties.jdbc().schema())
-                    .build();
-            if (properties.createSchema()) {
-                store.createSchema();
-            }
-            return store;
+    /**
+     * The producer settings handed to the publisher, before it enforces its own (rule K1):
+     * {@code spring.kafka.*} (without its serializers: the relay sends bytes), then
+     * {@code outbox.relay.producer.*} on top.
+     *
+     * @param fromSpring settings from {@code spring.kafka.*}, or null
+     * @param properties the bound properties
+     * @return a new mutable map
+     */
+    static Map<String, Object> producerConfig(OutboxProducerSettings fromSpring, OutboxProperties properties) {
+        Map<String, Object> config = new HashMap<>();
+        if (fromSpring != null) {
+            config.putAll(fromSpring.config());
         }
+        config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
+        config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
+        config.putAll(properties.relay().producer());
+        return config;
     }
 
     /** The transactional {@link Outbox} on the JDBC store and Spring's JDBC transaction support. */
@@ -106,52 +97,6 @@ public class OutboxAutoConfiguration {
         Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, ObjectProvider<OutboxRelay> relay) {
             return new JdbcTransactionalOutbox(store.dataSource(), store.writer(), properties.bucketCount(),
                     wakeRelay(relay));
-        }
-    }
-
-    /** The MongoDB store on the application's {@code MongoClient}. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "com.mongodb.client.MongoClient", value = MongoOutboxStore.class)
-    @ConditionalOnBean(type = "com.mongodb.client.MongoClient")
-    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "mongodb", matchIfMissing = true)
-    static class MongoStoreConfiguration {
-
-        @Bean(destroyMethod = "close")
-        @ConditionalOnMissingBean(OutboxStore.class)
-        MongoOutboxStore outboxStore(com.mongodb.client.MongoClient client, OutboxProperties properties) {
-            MongoOutboxStore.Builder builder = MongoOutboxStore.builder(client)
-                    .collectionPrefix(properties.mongodb().collectionPrefix());
-            if (properties.mongodb().database() != null) {
-                builder.database(properties.mongodb().database());
-            }
-            MongoOutboxStore store = builder.build();
-            if (properties.createSchema()) {
-                store.createSchema();
-            }
-            return store;
-        }
-    }
-
-    /** The DynamoDB store on the application's {@code DynamoDbClient}. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "software.amazon.awssdk.services.dynamodb.DynamoDbClient",
-            value = DynamoDbOutboxStore.class)
-    @ConditionalOnBean(type = "software.amazon.awssdk.services.dynamodb.DynamoDbClient")
-    @ConditionalOnProperty(prefix = "outbox", name = "store", havingValue = "dynamodb", matchIfMissing = true)
-    static class DynamoDbStoreConfiguration {
-
-        @Bean(destroyMethod = "close")
-        @ConditionalOnMissingBean(OutboxStore.class)
-        DynamoDbOutboxStore outboxStore(software.amazon.awssdk.services.dynamodb.DynamoDbClient client,
-                                        OutboxProperties properties) {
-            DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(client)
-                    .messagesTable(properties.dynamodb().messagesTable())
-                    .coordinationTable(properties.dynamodb().coordinationTable())
-                    .build();
-            if (properties.createSchema()) {
-                store.createSchema();
-            }
-            return store;
         }
     }
 
@@ -172,15 +117,7 @@ public class OutboxAutoConfiguration {
         @ConditionalOnMissingBean(OutboxPublisher.class)
         KafkaOutboxPublisher outboxPublisher(OutboxProperties properties, RelayOptions options,
                                              ObjectProvider<OutboxProducerSettings> settings) {
-            Map<String, Object> config = new HashMap<>();
-            OutboxProducerSettings fromSpring = settings.getIfAvailable();
-            if (fromSpring != null) {
-                config.putAll(fromSpring.config());
-            }
-            // The relay sends bytes; Spring's String serializers would only be overridden with a warning.
-            config.remove(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG);
-            config.remove(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG);
-            config.putAll(properties.relay().producer());
+            Map<String, Object> config = producerConfig(settings.getIfAvailable(), properties);
             return new KafkaOutboxPublisher(config, options.messageIdHeader());
         }
 

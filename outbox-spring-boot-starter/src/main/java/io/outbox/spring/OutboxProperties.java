@@ -58,10 +58,10 @@ public record OutboxProperties(
     /**
      * MongoDB store settings.
      *
-     * @param database the database holding the collections; null for the store's default
+     * @param database the database holding the collections
      * @param collectionPrefix prefix of the collections
      */
-    public record Mongodb(String database, @DefaultValue("outbox_") String collectionPrefix) {
+    public record Mongodb(@DefaultValue("outbox") String database, @DefaultValue("outbox_") String collectionPrefix) {
     }
 
     /**
