@@ -12,7 +12,8 @@ final class SampleDatabase {
     private SampleDatabase() {
     }
 
-    static void register(DynamicPropertyRegistry registry, String suffix, EmbeddedKafkaBroker broker) {
+    static void register(DynamicPropertyRegistry registry, String suffix, EmbeddedKafkaBroker broker,
+                         String pollInterval) {
         registry.add("spring.datasource.url", () -> URL);
         registry.add("spring.datasource.username", () -> USER);
         registry.add("spring.kafka.bootstrap-servers", broker::bootstrapServers);
@@ -20,7 +21,7 @@ final class SampleDatabase {
         registry.add("outbox.jdbc.table-prefix", () -> "sb_" + suffix + "_");
         registry.add("outbox.create-schema", () -> "true");
         registry.add("outbox.bucket-count", () -> "4");
-        registry.add("outbox.relay.poll-interval", () -> "60s");
+        registry.add("outbox.relay.poll-interval", () -> pollInterval);
     }
 
     private static String env(String name, String fallback) {
