@@ -12,6 +12,7 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
 import org.springframework.transaction.IllegalTransactionStateException;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * {@link Outbox} on the JDBC store: writes on the connection the Spring transaction holds for the
@@ -34,13 +35,15 @@ final class JdbcTransactionalOutbox extends TransactionalOutbox {
 
     @Override
     void write(List<? extends OutboxMessage> messages) {
+        // Checked before getConnection: with synchronization active, DataSourceUtils would bind a fresh
+        // auto-commit connection to the foreign transaction and report it as transactional.
+        if (TransactionSynchronizationManager.getResource(dataSource) == null) {
+            throw notOnThisDataSource();
+        }
         Connection connection = DataSourceUtils.getConnection(dataSource);
         try {
-            if (!DataSourceUtils.isConnectionTransactional(connection, dataSource)) {
-                throw new IllegalTransactionStateException("Outbox.enqueue found a Spring transaction, but not one "
-                        + "on the outbox's DataSource: the transaction manager of the @Transactional method must "
-                        + "manage the same DataSource bean (DataSourceTransactionManager, JdbcTransactionManager or "
-                        + "JpaTransactionManager on it); the outbox never writes in auto-commit");
+            if (connection.getAutoCommit()) {
+                throw notOnThisDataSource();
             }
             writer.enqueue(connection, messages);
         } catch (SQLException e) {
@@ -48,6 +51,13 @@ final class JdbcTransactionalOutbox extends TransactionalOutbox {
         } finally {
             DataSourceUtils.releaseConnection(connection, dataSource);
         }
+    }
+
+    private static IllegalTransactionStateException notOnThisDataSource() {
+        return new IllegalTransactionStateException("Outbox.enqueue found a Spring transaction, but not one "
+                + "on the outbox's DataSource: the transaction manager of the @Transactional method must "
+                + "manage the same DataSource bean (DataSourceTransactionManager, JdbcTransactionManager or "
+                + "JpaTransactionManager on it); the outbox never writes in auto-commit");
     }
 
     @Override

@@ -92,6 +92,10 @@ class OutboxActuatorTest {
             assertThat(report.pending().get(bucket)).isEqualTo(new OutboxEndpoint.BucketPending(3, false));
             assertThat(report.relayRunning()).isFalse();
             assertThat(report.bucketCount()).isEqualTo(8);
+
+            enqueue(context, "customer-a", OutboxEndpoint.PENDING_COUNT_CAP);
+            assertThat(context.getBean(OutboxEndpoint.class).outbox().pending().get(bucket))
+                    .isEqualTo(new OutboxEndpoint.BucketPending(OutboxEndpoint.PENDING_COUNT_CAP, true));
         });
     }
 }
