@@ -1,12 +1,12 @@
 package io.outbox.spring;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.store.jdbc.JdbcOutboxWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
@@ -26,8 +26,8 @@ final class JdbcTransactionalOutbox extends TransactionalOutbox {
     private final SQLExceptionTranslator translator;
 
     JdbcTransactionalOutbox(DataSource dataSource, JdbcOutboxWriter writer, int bucketCount,
-                            Consumer<int[]> afterCommit) {
-        super(bucketCount, afterCommit);
+                            OutboxCommitNotifier notifier) {
+        super(bucketCount, notifier);
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
         this.writer = Objects.requireNonNull(writer, "writer must not be null");
         this.translator = new SQLErrorCodeSQLExceptionTranslator(dataSource);
@@ -48,6 +48,18 @@ final class JdbcTransactionalOutbox extends TransactionalOutbox {
             writer.enqueue(connection, messages);
         } catch (SQLException e) {
             throw Objects.requireNonNull(translator.translate("Outbox.enqueue", null, e));
+        } finally {
+            DataSourceUtils.releaseConnection(connection, dataSource);
+        }
+    }
+
+    @Override
+    boolean beforeCommit(OutboxCommitNotifier notifier, int[] buckets) {
+        Connection connection = DataSourceUtils.getConnection(dataSource);
+        try {
+            return notifier.beforeCommit(connection, buckets);
+        } catch (SQLException e) {
+            throw Objects.requireNonNull(translator.translate("Outbox commit notification", null, e));
         } finally {
             DataSourceUtils.releaseConnection(connection, dataSource);
         }

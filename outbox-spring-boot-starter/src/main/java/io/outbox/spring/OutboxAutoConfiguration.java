@@ -1,6 +1,10 @@
 package io.outbox.spring;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.relay.NotificationTransport;
+import io.outbox.relay.NotificationTransports;
+import io.outbox.relay.OutboxNotifier;
 import io.outbox.relay.MicrometerRelayMetrics;
 import io.outbox.relay.OutboxPublisher;
 import io.outbox.relay.OutboxRelay;
@@ -15,8 +19,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
-import java.util.stream.IntStream;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.springframework.beans.factory.ObjectProvider;
@@ -25,6 +27,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
@@ -56,13 +59,34 @@ public class OutboxAutoConfiguration {
     }
 
     /**
-     * Wakes the local relay with the buckets a transaction wrote, once it committed (rules N1, R8).
+     * The cross-process notification transport named by {@code outbox.notify.transport} (rule N5).
+     *
+     * @param properties the bound properties
+     * @return the transport; closed with the context after the notifier
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "outbox.notify", name = "transport")
+    NotificationTransport outboxNotificationTransport(OutboxProperties properties) {
+        return NotificationTransports.open(properties.notifications().transport(), properties.notifications().settings());
+    }
+
+    /**
+     * Turns commits into wake-ups (rules N1-N4): this application's relay at once, and with a
+     * {@link NotificationTransport} bean, the relays of other processes through it.
      *
      * @param relay the relay, if this application runs one
-     * @return the after-commit action
+     * @param transport the transport, if one is defined
+     * @return the notifier; closed with the context before the relay and the transport
      */
-    static Consumer<int[]> wakeRelay(ObjectProvider<OutboxRelay> relay) {
-        return buckets -> relay.ifAvailable(r -> r.wakeUp(IntStream.of(buckets).boxed().toList()));
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(OutboxCommitNotifier.class)
+    @ConditionalOnBean(OutboxStore.class)
+    OutboxNotifier outboxNotifier(ObjectProvider<OutboxRelay> relay, ObjectProvider<NotificationTransport> transport) {
+        OutboxNotifier.Builder builder = OutboxNotifier.builder();
+        relay.ifAvailable(builder::relay);
+        transport.ifAvailable(builder::transport);
+        return builder.build();
     }
 
     /**
@@ -94,9 +118,9 @@ public class OutboxAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(Outbox.class)
         @ConditionalOnBean(JdbcOutboxStore.class)
-        Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, ObjectProvider<OutboxRelay> relay) {
+        Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, OutboxCommitNotifier notifier) {
             return new JdbcTransactionalOutbox(store.dataSource(), store.writer(), properties.bucketCount(),
-                    wakeRelay(relay));
+                    notifier);
         }
     }
 

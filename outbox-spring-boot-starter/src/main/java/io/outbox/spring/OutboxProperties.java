@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.context.properties.bind.Name;
 
 /**
  * The {@code outbox.*} settings of the Spring Boot starter. Bound once at start-up; immutable and
@@ -32,7 +33,16 @@ public record OutboxProperties(
         @DefaultValue Mongodb mongodb,
         @DefaultValue Dynamodb dynamodb,
         @DefaultValue Relay relay,
+        @Name("notify") @DefaultValue Notify notifications,
         @DefaultValue Health health) {
+
+    /** The relay's poison policy (rule R12), as {@code outbox.relay.poison-policy} spells it. */
+    public enum PoisonPolicy {
+        /** Keep retrying the message alone; its bucket waits behind it. */
+        BLOCK,
+        /** Move it to the store's dead letters (capability C4) and go on with the bucket. */
+        DEAD_LETTER
+    }
 
     /** The stores the starter can build. */
     public enum StoreType {
@@ -93,6 +103,9 @@ public record OutboxProperties(
      * @param messageIdHeader the record header carrying each message's id (rule K2)
      * @param producer Kafka producer settings applied over spring.kafka.producer.*; the relay's
      *     enforced settings (rule K1) still win
+     * @param poisonPolicy what the relay does with a message that keeps failing for a reason of its own
+     *     (rule R12): block its bucket, or move it to the store's dead letters (capability C4)
+     * @param poisonMaxAttempts message-specific failures before the poison policy applies
      */
     public record Relay(
             @DefaultValue("true") boolean enabled,
@@ -107,7 +120,9 @@ public record OutboxProperties(
             @DefaultValue("30s") Duration closeTimeout,
             @DefaultValue("" + RelayOptions.DEFAULT_STORE_CONCURRENCY) int storeConcurrency,
             @DefaultValue(RelayOptions.DEFAULT_MESSAGE_ID_HEADER) String messageIdHeader,
-            Map<String, String> producer) {
+            Map<String, String> producer,
+            @DefaultValue("block") PoisonPolicy poisonPolicy,
+            @DefaultValue("" + RelayOptions.DEFAULT_POISON_MAX_ATTEMPTS) int poisonMaxAttempts) {
 
         /**
          * Copies the producer map.
@@ -125,9 +140,32 @@ public record OutboxProperties(
          * @param storeConcurrency see the record
          * @param messageIdHeader see the record
          * @param producer see the record; null means empty
+         * @param poisonPolicy see the record
+         * @param poisonMaxAttempts see the record
          */
         public Relay {
             producer = producer == null ? Map.of() : Map.copyOf(producer);
+        }
+    }
+
+    /**
+     * Commit notification settings (rules N1-N5).
+     *
+     * @param transport the cross-process transport by provider name (redis, postgres; its module on the
+     *     class path), or null for none: then only this application's relay is woken after a commit, and
+     *     the relays of other processes find the messages at their next poll
+     * @param settings the transport's settings (for example uri for redis), passed to its provider
+     */
+    public record Notify(String transport, Map<String, String> settings) {
+
+        /**
+         * Copies the settings.
+         *
+         * @param transport see the record
+         * @param settings see the record; null means empty
+         */
+        public Notify {
+            settings = settings == null ? Map.of() : Map.copyOf(settings);
         }
     }
 

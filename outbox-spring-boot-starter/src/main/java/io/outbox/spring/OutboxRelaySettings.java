@@ -23,6 +23,8 @@ final class OutboxRelaySettings {
         PROPERTY_NAMES.put(RelayOptions.CLOSE_TIMEOUT_MS_CONFIG, "outbox.relay.close-timeout");
         PROPERTY_NAMES.put(RelayOptions.STORE_CONCURRENCY_CONFIG, "outbox.relay.store-concurrency");
         PROPERTY_NAMES.put(RelayOptions.MESSAGE_ID_HEADER_CONFIG, "outbox.relay.message-id-header");
+        PROPERTY_NAMES.put(RelayOptions.POISON_MAX_ATTEMPTS_CONFIG, "outbox.relay.poison-max-attempts");
+        PROPERTY_NAMES.put(RelayOptions.POISON_POLICY_CONFIG, "outbox.relay.poison-policy");
         PROPERTY_NAMES.put(RelayOptions.BUCKET_COUNT_CONFIG, "outbox.bucket-count");
         PROPERTY_NAMES.put(RelayOptions.BATCH_SIZE_CONFIG, "outbox.relay.batch-size");
         PROPERTY_NAMES.put(RelayOptions.RELAY_ID_CONFIG, "outbox.relay.relay-id");
@@ -53,7 +55,10 @@ final class OutboxRelaySettings {
                     .maxPublishDuration(relay.maxPublishDuration())
                     .closeTimeout(relay.closeTimeout())
                     .storeConcurrency(relay.storeConcurrency())
-                    .messageIdHeader(relay.messageIdHeader());
+                    .messageIdHeader(relay.messageIdHeader())
+                    .poisonPolicy(relay.poisonPolicy() == OutboxProperties.PoisonPolicy.DEAD_LETTER
+                            ? io.outbox.relay.PoisonPolicy.DEAD_LETTER : io.outbox.relay.PoisonPolicy.BLOCK)
+                    .poisonMaxAttempts(relay.poisonMaxAttempts());
             if (relay.relayId() != null) {
                 builder.relayId(relay.relayId());
             }

@@ -1,11 +1,11 @@
 package io.outbox.spring;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.OutboxMessageFactory;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,16 +23,16 @@ abstract class TransactionalOutbox implements Outbox {
 
     private final int bucketCount;
     private final OutboxMessageFactory<String, String> strings;
-    private final Consumer<int[]> afterCommit;
+    private final OutboxCommitNotifier notifier;
 
     /**
      * @param bucketCount the bucket count, {@code >= 1}
-     * @param afterCommit told the buckets a transaction wrote once it committed; quick, never throws
-     *     on purpose (an exception is logged)
+     * @param notifier told the buckets a transaction wrote once it committed (rule N1); its
+     *     exceptions after the commit are logged
      */
-    TransactionalOutbox(int bucketCount, Consumer<int[]> afterCommit) {
+    TransactionalOutbox(int bucketCount, OutboxCommitNotifier notifier) {
         this.bucketCount = OutboxRelaySettings.bucketCount(bucketCount);
-        this.afterCommit = Objects.requireNonNull(afterCommit, "afterCommit must not be null");
+        this.notifier = Objects.requireNonNull(notifier, "notifier must not be null");
         this.strings = OutboxMessageFactory.builder(bucketCount)
                 .keySerializer(new StringSerializer())
                 .valueSerializer(new StringSerializer())
@@ -86,6 +86,18 @@ abstract class TransactionalOutbox implements Outbox {
      */
     abstract void write(List<? extends OutboxMessage> messages);
 
+    /**
+     * Lets the notifier put its notification into the transaction, right before the commit
+     * ({@link OutboxCommitNotifier#beforeCommit}, PostgreSQL NOTIFY, rule N5).
+     *
+     * @param notifier the notifier
+     * @param buckets the buckets written
+     * @return true if the commit itself tells the other processes
+     */
+    boolean beforeCommit(OutboxCommitNotifier notifier, int[] buckets) {
+        return false;
+    }
+
     private Written written() {
         Written written = (Written) TransactionSynchronizationManager.getResource(this);
         if (written == null) {
@@ -99,6 +111,7 @@ abstract class TransactionalOutbox implements Outbox {
     /** The buckets one transaction wrote; told to the notifier after its commit. */
     private final class Written implements TransactionSynchronization {
         final BitSet buckets = new BitSet();
+        boolean toldByCommit;
 
         @Override
         public void suspend() {
@@ -111,13 +124,25 @@ abstract class TransactionalOutbox implements Outbox {
         }
 
         @Override
+        public void beforeCommit(boolean readOnly) {
+            int[] written = buckets.stream().toArray();
+            if (written.length > 0) {
+                toldByCommit = TransactionalOutbox.this.beforeCommit(notifier, written);
+            }
+        }
+
+        @Override
         public void afterCommit() {
             int[] written = buckets.stream().toArray();
             if (written.length == 0) {
                 return;
             }
             try {
-                afterCommit.accept(written);
+                if (toldByCommit) {
+                    notifier.committedLocally(written);
+                } else {
+                    notifier.committed(written);
+                }
             } catch (RuntimeException e) {
                 LOG.warn("outbox wake-up after commit failed; the relay finds the messages at its next poll: {}",
                         e.toString());

@@ -3,6 +3,7 @@ package io.outbox.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import java.util.List;
@@ -106,6 +107,44 @@ class JdbcTransactionalOutboxTest {
         assertThat(pending()).isEqualTo(1);
         assertThat(notified).hasSize(1);
         assertThat(notified.get(0)).containsExactly(innerBucket[0]);
+    }
+
+    @Test
+    void n5_aNotificationPutIntoTheTransactionCommitsWithIt_thenOnlyLocalRelaysAreTold() {
+        jdbc.execute("CREATE TABLE notes (buckets VARCHAR(100))");
+        List<int[]> local = new CopyOnWriteArrayList<>();
+        Outbox inTransaction = new JdbcTransactionalOutbox(dataSource, store.writer(), 8, new OutboxCommitNotifier() {
+            @Override
+            public void committed(int[] buckets) {
+                notified.add(buckets);
+            }
+
+            @Override
+            public boolean beforeCommit(java.sql.Connection connection, int[] buckets) throws java.sql.SQLException {
+                try (var st = connection.prepareStatement("INSERT INTO notes VALUES (?)")) {
+                    st.setString(1, java.util.Arrays.toString(buckets));
+                    st.executeUpdate();
+                }
+                return true;
+            }
+
+            @Override
+            public void committedLocally(int[] buckets) {
+                local.add(buckets);
+            }
+        });
+        int bucket = tx.execute(s -> inTransaction.enqueue("t", "a", "1").bucket());
+        assertThat(local).hasSize(1);
+        assertThat(local.get(0)).containsExactly(bucket);
+        assertThat(notified).as("the commit told the other processes: committed() is not called").isEmpty();
+        assertThat(jdbc.queryForList("SELECT buckets FROM notes", String.class)).containsExactly("[" + bucket + "]");
+
+        tx.executeWithoutResult(s -> {
+            inTransaction.enqueue("t", "a", "2");
+            s.setRollbackOnly();
+        });
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM notes", Integer.class)).isEqualTo(1);
+        assertThat(local).hasSize(1);
     }
 
     @Test

@@ -80,6 +80,34 @@ class OutboxActuatorTest {
     }
 
     @Test
+    void c4_endpointListsAndReplaysDeadLetters() {
+        runner().withPropertyValues("outbox.relay.enabled=false").run(context -> {
+            Outbox outbox = context.getBean(Outbox.class);
+            io.outbox.OutboxMessage m = new TransactionTemplate(context.getBean(PlatformTransactionManager.class))
+                    .execute(s -> outbox.enqueue("health", "poison", "bad"));
+            io.outbox.spi.DeadLetters store = context.getBean(io.outbox.spi.DeadLetters.class);
+            java.time.Instant now = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+            assertThat(store.moveToDeadLetters(m.bucket(), m.messageId(), new io.outbox.spi.DeadLetterFailure(
+                    "record too large", "org.apache.kafka.common.errors.RecordTooLargeException", 5, now, now,
+                    "relay-1"))).isTrue();
+            OutboxEndpoint endpoint = context.getBean(OutboxEndpoint.class);
+            assertThat(endpoint.outbox().pending()).isEmpty();
+            assertThat(endpoint.deadLetters(OutboxEndpoint.DEAD_LETTERS)).singleElement().satisfies(d -> {
+                assertThat(d.messageId()).isEqualTo(m.messageId());
+                assertThat(d.reason()).isEqualTo("record too large");
+                assertThat(d.attempts()).isEqualTo(5);
+            });
+            assertThat(endpoint.replay(m.messageId().toString())).containsEntry("replayed", true);
+            assertThat(endpoint.deadLetters(OutboxEndpoint.DEAD_LETTERS)).isEmpty();
+            assertThat(endpoint.outbox().pending()).containsEntry(m.bucket(), new OutboxEndpoint.BucketPending(1, false));
+            assertThat(endpoint.replay(m.messageId().toString())).containsEntry("replayed", false);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> endpoint.replay("not-a-uuid"))
+                    .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class)
+                    .hasMessageContaining("not-a-uuid");
+        });
+    }
+
+    @Test
     void endpoint_reportsPendingPerBucket() {
         runner().withPropertyValues("outbox.relay.enabled=false").run(context -> {
             enqueue(context, "customer-a", 3);

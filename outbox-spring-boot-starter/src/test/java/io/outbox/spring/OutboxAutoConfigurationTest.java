@@ -119,6 +119,31 @@ class OutboxAutoConfigurationTest {
     }
 
     @Test
+    void r12_poisonPolicyProperties() {
+        jdbc().withPropertyValues("outbox.relay.poison-policy=dead-letter", "outbox.relay.poison-max-attempts=3")
+                .run(context -> {
+                    RelayOptions options = context.getBean(RelayOptions.class);
+                    assertThat(options.poisonPolicy()).isEqualTo(io.outbox.relay.PoisonPolicy.DEAD_LETTER);
+                    assertThat(options.poisonMaxAttempts()).isEqualTo(3);
+                });
+        jdbc().withPropertyValues("outbox.relay.poison-max-attempts=0").run(context ->
+                assertThat(allMessages(context.getStartupFailure()))
+                        .contains("outbox.relay.poison-max-attempts").contains("but was 0"));
+    }
+
+    @Test
+    void n1_notifierWakesTheLocalRelay_unknownTransportFailsNamingIt() {
+        jdbc().run(context -> {
+            assertThat(context).hasSingleBean(io.outbox.relay.OutboxNotifier.class);
+            assertThat(context).doesNotHaveBean(io.outbox.relay.NotificationTransport.class);
+        });
+        jdbc().withPropertyValues("outbox.notify.transport=carrier-pigeon").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(allMessages(context.getStartupFailure())).contains("carrier-pigeon");
+        });
+    }
+
+    @Test
     void relayDisabled_keepsStoreAndOutbox_noRelayNoPublisher() {
         jdbc().withPropertyValues("outbox.relay.enabled=false").run(context -> {
             assertThat(context).hasSingleBean(JdbcOutboxStore.class);
