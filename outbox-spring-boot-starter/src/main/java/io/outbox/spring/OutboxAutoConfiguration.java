@@ -44,10 +44,12 @@ import org.springframework.context.annotation.Import;
 @AutoConfiguration(after = OutboxDynamoDbStoreAutoConfiguration.class, afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
         "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+        "org.springframework.boot.data.mongodb.autoconfigure.DataMongoAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
 @EnableConfigurationProperties(OutboxProperties.class)
 @Import({OutboxAutoConfiguration.JdbcOutboxConfiguration.class,
+        OutboxAutoConfiguration.MongoOutboxConfiguration.class,
         OutboxAutoConfiguration.RelayConfiguration.class})
 public class OutboxAutoConfiguration {
 
@@ -121,6 +123,26 @@ public class OutboxAutoConfiguration {
         Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, OutboxCommitNotifier notifier) {
             return new JdbcTransactionalOutbox(store.dataSource(), store.writer(), properties.bucketCount(),
                     notifier);
+        }
+    }
+
+    /**
+     * The transactional {@link Outbox} on the MongoDB store, joining transactions of Spring Data
+     * MongoDB's {@code MongoTransactionManager}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.data.mongodb.MongoTransactionManager",
+            "io.outbox.store.mongodb.MongoOutboxStore"})
+    static class MongoOutboxConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(Outbox.class)
+        @ConditionalOnBean(type = {"io.outbox.store.mongodb.MongoOutboxStore",
+                "org.springframework.data.mongodb.MongoDatabaseFactory"})
+        Outbox outbox(io.outbox.store.mongodb.MongoOutboxStore store,
+                      org.springframework.data.mongodb.MongoDatabaseFactory factory, OutboxProperties properties,
+                      OutboxCommitNotifier notifier) {
+            return new MongoTransactionalOutbox(factory, store.writer(), properties.bucketCount(), notifier);
         }
     }
 
