@@ -116,9 +116,29 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         return CONFIG;
     }
 
+    /**
+     * Validates the settings as {@link #create(Map)} does, without building a client: each setting
+     * (the endpoint an http or https URL) and an access key given with its secret or neither.
+     *
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never the secret
+     */
+    @Override
+    public void validate(Map<String, String> config) {
+        requireKeyPair(OutboxStoreConfig.parse(NAME, CONFIG, config));
+    }
+
+    private static void requireKeyPair(OutboxStoreConfig config) {
+        if ((config.getString(ACCESS_KEY_ID) == null) != (config.getPassword(SECRET_ACCESS_KEY) == null)) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs both " + ACCESS_KEY_ID
+                    + " and " + SECRET_ACCESS_KEY + ", or neither (for the SDK's default credentials chain)");
+        }
+    }
+
     @Override
     public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        requireKeyPair(parsed);
         DynamoDbClient client = buildClient(parsed);
         DynamoDbOutboxStore store;
         try {

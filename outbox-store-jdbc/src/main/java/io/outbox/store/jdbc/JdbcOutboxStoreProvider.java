@@ -135,18 +135,22 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     /**
-     * Creates a store with its own connection pool, owned by the store.
+     * Validates the settings as {@link #create(Map)} does, without connecting: each setting
+     * (the URL parsed by its driver), and the dialect told from the URL.
      *
-     * @param config the settings listed in the class documentation; not null
-     * @return a new store; close it to close its pool
-     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
-     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
-     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
-     * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
-     *     tables cannot be created
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never a secret's value
      */
     @Override
-    public CloseableOutboxStore create(Map<String, String> config) {
+    public void validate(Map<String, String> config) {
+        settings(config);
+    }
+
+    /** The parsed settings with the dialect and tables they name. */
+    private record Settings(OutboxStoreConfig parsed, JdbcDialect dialect, JdbcOutboxTables tables) {
+    }
+
+    private static Settings settings(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String url = parsed.getString(URL);
         JdbcDialect dialect;
@@ -160,6 +164,27 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         String schema = parsed.getString(SCHEMA);
         JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(parsed.getString(TABLE_PREFIX))
                 .inSchema(schema.isEmpty() ? null : schema);
+        return new Settings(parsed, dialect, tables);
+    }
+
+    /**
+     * Creates a store with its own connection pool, owned by the store.
+     *
+     * @param config the settings listed in the class documentation; not null
+     * @return a new store; close it to close its pool
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
+     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
+     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
+     * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
+     *     tables cannot be created
+     */
+    @Override
+    public CloseableOutboxStore create(Map<String, String> config) {
+        Settings settings = settings(config);
+        OutboxStoreConfig parsed = settings.parsed();
+        String url = parsed.getString(URL);
+        JdbcDialect dialect = settings.dialect();
+        JdbcOutboxTables tables = settings.tables();
 
         HikariConfig pool = new HikariConfig();
         pool.setPoolName("outbox-jdbc-" + POOLS.incrementAndGet());

@@ -106,14 +106,7 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
     public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         ConnectionString connectionString = connectionString(parsed.getPassword(CONNECTION_STRING).value());
-        String database = parsed.getString(DATABASE);
-        if (database == null) {
-            database = connectionString.getDatabase();
-        }
-        if (database == null) {
-            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
-                    + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
-        }
+        String database = database(parsed, connectionString);
         MongoClient client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(connectionString)
                 .build());
@@ -140,6 +133,31 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
             store.close();
             throw e;
         }
+    }
+
+    /**
+     * Validates the settings as {@link #create(Map)} does, without connecting: each setting (the
+     * connection string parsed), and a database named by {@value #DATABASE} or the connection string.
+     *
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never the connection string
+     */
+    @Override
+    public void validate(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        database(parsed, connectionString(parsed.getPassword(CONNECTION_STRING).value()));
+    }
+
+    private static String database(OutboxStoreConfig parsed, ConnectionString connectionString) {
+        String database = parsed.getString(DATABASE);
+        if (database == null) {
+            database = connectionString.getDatabase();
+        }
+        if (database == null) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
+                    + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
+        }
+        return database;
     }
 
     /** Parses the connection string without ever echoing it: it may hold a password. */
