@@ -63,6 +63,9 @@ class JdbcOutboxStoreProviderTest {
         DriverManager.registerDriver(anyUrl);
         try {
             assertRefused(settings("url", "jdbc:oracle:thin:@db:1521/app"), "dialect", "jdbc:oracle");
+            assertThatThrownBy(() -> new JdbcOutboxStoreProvider().validate(settings("url",
+                    "jdbc:oracle:thin:@db:1521/app"))).as("validate, which --check runs, refuses it too")
+                    .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("dialect");
         } finally {
             DriverManager.deregisterDriver(anyUrl);
         }

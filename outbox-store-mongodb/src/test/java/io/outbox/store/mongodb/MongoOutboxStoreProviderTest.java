@@ -163,4 +163,15 @@ class MongoOutboxStoreProviderTest {
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("collection.prefix")
                 .hasMessageContaining("must not be empty");
     }
+
+    @Test
+    void validateRefusesWhatCreateRefusesWithoutConnecting() {
+        MongoOutboxStoreProvider provider = new MongoOutboxStoreProvider();
+        Map<String, String> noDatabase = Map.of("connection.string", "mongodb://nowhere.invalid:27017");
+        Throwable atCheck = catchThrowable(() -> provider.validate(noDatabase));
+        Throwable atStart = catchThrowable(() -> provider.create(noDatabase));
+        assertThat(atCheck).isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("database");
+        assertThat(atCheck).hasMessage(atStart.getMessage());
+        provider.validate(Map.of("connection.string", "mongodb://nowhere.invalid:27017/db"));
+    }
 }
