@@ -51,9 +51,15 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
- * while it waits for the topic's metadata (for a broker that is down or a topic that does not
- * exist it then returns a failure without sending anything, rule R7, and batches for that topic
- * fail at once for the next {@code max.block.ms}). A message naming a partition the topic does
+ * while it waits for the topic's metadata, at the topic's first message in batch order, after
+ * the records before it were sent: a metadata failure fails that topic's messages and never the
+ * records before them (K3). For a broker that is down the first message fails, nothing is
+ * acknowledged (rule R7), and batches for that topic fail at once for the next
+ * {@code max.block.ms}. After a wait that timed out, a validate-only topic creation asks the
+ * cluster why ({@link TopicDiagnosis}): a topic it refuses (a name colliding with an existing one)
+ * fails with an {@link org.apache.kafka.common.errors.InvalidTopicException}, a message-specific
+ * failure (R12). A topic whose partition count changed since the last batch is logged once at
+ * ERROR, naming the topic and both counts ({@link TopicWatch}). A message naming a partition the topic does
  * not have (by the producer's metadata) fails at once with a {@link PartitionNotInTopicException}
  * instead of blocking {@code max.block.ms}: a message-specific failure (R12), counted against the
  * message; it goes through if the topic gains that partition before the relay gives up on it. The returned future completes within
