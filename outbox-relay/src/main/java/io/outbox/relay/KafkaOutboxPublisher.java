@@ -56,10 +56,10 @@ import org.slf4j.LoggerFactory;
  * records before them (K3). For a broker that is down the first message fails, nothing is
  * acknowledged (rule R7), and batches for that topic fail at once for the next
  * {@code max.block.ms}. After a wait that timed out, a validate-only topic creation asks the
- * cluster why ({@link TopicDiagnosis}): a topic it refuses (a name colliding with an existing one)
+ * cluster why: a topic it refuses (a name colliding with an existing one)
  * fails with an {@link org.apache.kafka.common.errors.InvalidTopicException}, a message-specific
  * failure (R12). A topic whose partition count changed since the last batch is logged once at
- * ERROR, naming the topic and both counts ({@link TopicWatch}). A message naming a partition the topic does
+ * ERROR, naming the topic and both counts. A message naming a partition the topic does
  * not have (by the producer's metadata) fails at once with a {@link PartitionNotInTopicException}
  * instead of blocking {@code max.block.ms}: a message-specific failure (R12), counted against the
  * message; it goes through if the topic gains that partition before the relay gives up on it. The returned future completes within
