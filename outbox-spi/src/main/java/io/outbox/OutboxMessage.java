@@ -319,8 +319,11 @@ public class OutboxMessage {
 
     /**
      * The size of the message's content as a store must hold it: serialized key plus serialized
-     * value plus encoded headers ({@link OutboxHeaderCodec#encodedSize}). Stores state their
-     * largest payload in these units and refuse larger messages at enqueue (S10).
+     * value plus encoded headers ({@link OutboxHeaderCodec#encodedSize}), which are
+     * {@value OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without headers. Stores state
+     * their largest payload in these units and refuse larger messages at enqueue (S10): a message
+     * without headers fits when its key and value hold at most
+     * {@code maxPayloadBytes - }{@value OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes together.
      *
      * @return the payload size in bytes
      */
@@ -340,7 +343,8 @@ public class OutboxMessage {
     public final OutboxMessage requirePayloadAtMost(long maxPayloadBytes) {
         long size = payloadSize();
         if (size > maxPayloadBytes) {
-            throw new OutboxPayloadTooLargeException(messageId, topic, size, maxPayloadBytes);
+            throw new OutboxPayloadTooLargeException(messageId, topic, Math.max(0, keyLength()),
+                    Math.max(0, valueLength()), OutboxHeaderCodec.encodedSize(headers), maxPayloadBytes);
         }
         return this;
     }

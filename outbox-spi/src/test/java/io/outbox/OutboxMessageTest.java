@@ -134,6 +134,22 @@ class OutboxMessageTest {
     }
 
     @Test
+    void s10_theTooLargeErrorNamesKeyValueAndHeadersAsStoredAndTheLargestKeyAndValueWithoutHeaders() {
+        ByteArraySerializer bytes = new ByteArraySerializer();
+        OutboxMessage m = OutboxMessage.create("t", new byte[3], new byte[100], bytes, bytes,
+                List.of(OutboxHeader.of("ab", new byte[4])), 4);
+        OutboxMessage bare = OutboxMessage.create("t", null, new byte[96], bytes, bytes, 4);
+        assertThat(bare.payloadSize()).as("no headers are stored as %s bytes",
+                io.outbox.spi.support.OutboxHeaderCodec.EMPTY_ENCODED_SIZE).isEqualTo(101);
+        assertThatThrownBy(() -> m.requirePayloadAtMost(100))
+                .isInstanceOf(OutboxPayloadTooLargeException.class)
+                .hasMessageContaining("payload of 122 bytes (key 3 + value 100 + headers 19 as stored, 5 for none), "
+                        + "more than this store's limit of 100 bytes; without headers, key and value may hold 95 "
+                        + "bytes together");
+        assertThatThrownBy(() -> bare.requirePayloadAtMost(100)).hasMessageContaining("key 0 + value 96 + headers 5");
+    }
+
+    @Test
     void sameContentComparesAllFields() {
         OutboxMessage m = OutboxMessage.create("t", "k", "v", STRING, STRING, 4);
         OutboxMessage copy = new OutboxMessage(m.messageId(), m.bucket(), m.topic(), m.key(), m.value(),

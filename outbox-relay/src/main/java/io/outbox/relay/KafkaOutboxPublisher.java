@@ -52,9 +52,15 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
- * while it waits for the topic's metadata (for a broker that is down or a topic that does not
- * exist it then returns a failure without sending anything, rule R7, and batches for that topic
- * fail at once for the next {@code max.block.ms}). A message naming a partition the topic does
+ * while it waits for the topic's metadata, at the topic's first message in batch order, after
+ * the records before it were sent: a metadata failure fails that topic's messages and never the
+ * records before them (K3). For a broker that is down the first message fails, nothing is
+ * acknowledged (rule R7), and batches for that topic fail at once for the next
+ * {@code max.block.ms}. After a wait that timed out, a validate-only topic creation asks the
+ * cluster why: a topic it refuses (a name colliding with an existing one)
+ * fails with an {@link org.apache.kafka.common.errors.InvalidTopicException}, a message-specific
+ * failure (R12). A topic whose partition count changed since the last batch is logged once at
+ * ERROR, naming the topic and both counts. A message naming a partition the topic does
  * not have (by the producer's metadata) fails at once with a {@link PartitionNotInTopicException}
  * instead of blocking {@code max.block.ms}: a message-specific failure (R12), counted against the
  * message; it goes through if the topic gains that partition before the relay gives up on it. The returned future completes within
@@ -124,6 +130,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     private final Object producerLock = new Object();
     /** The transactional mode (K5-K7); null in the default mode. */
     private final TransactionalPublishing transactional;
+    private final TopicWatch topicWatch = new TopicWatch();
+    private volatile TopicDiagnosis diagnosis;
     private Producer<byte[], byte[]> producer;
     private boolean closed;
 
@@ -157,6 +165,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         this.producerConfig = settings.config();
         this.ownsProducer = true;
         this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMillis(this.producerConfig));
+        this.diagnosis = new TopicDiagnosis(this.producerConfig);
         if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
             validate(this.producerConfig);
             this.transactional = new TransactionalPublishing(this.producerConfig, transactions, factory, this::record,
@@ -296,19 +305,25 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             return transactional.publish(batch); // K6: one batch, one transaction
         }
         Producer<byte[], byte[]> p;
-        Map<String, Integer> partitionCounts;
         try {
             p = producer();
-            partitionCounts = awaitMetadata(p, batch);
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(PublishResult.failure(0, e));
         }
+        // K3: metadata is fetched topic by topic in batch order, so a topic problem of message k
+        // fails message k and never the records before it, which are already sent.
+        Map<String, TopicMetadata> topics = new HashMap<>();
         BatchOutcome outcome = new BatchOutcome(batch.size());
         int replacedIdHeaders = 0;
         for (int i = 0; i < batch.size(); i++) {
             int index = i;
             OutboxMessage m = batch.get(i);
-            Integer partitions = partitionCounts.get(m.topic());
+            TopicMetadata topic = topics.computeIfAbsent(m.topic(), t -> topicMetadata(p, t));
+            if (topic.error() != null) {
+                outcome.complete(index, topic.error());
+                continue;
+            }
+            Integer partitions = topic.partitions();
             if (m.partition() != null && partitions != null && m.partition() >= partitions) {
                 // KafkaProducer.send would block max.block.ms waiting for a partition that does not exist.
                 outcome.complete(index, new PartitionNotInTopicException("outbox message " + m.messageId()
@@ -345,6 +360,21 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             }
         }
         return partitionCounts;
+    }
+
+    /** One topic's partition count (null when unknown) or the error of its metadata wait. */
+    private record TopicMetadata(Integer partitions, RuntimeException error) {
+    }
+
+    private TopicMetadata topicMetadata(Producer<byte[], byte[]> producer, String topic) {
+        try {
+            Integer partitions = awaitMetadata(producer, topic);
+            topicWatch.observed(topic, partitions);
+            return new TopicMetadata(partitions, null);
+        } catch (RuntimeException e) {
+            topicWatch.missing(topic);
+            return new TopicMetadata(null, diagnosis == null ? e : diagnosis.explain(topic, e));
+        }
     }
 
     /** The topic's partition count, or null when the producer does not report one. */
@@ -418,6 +448,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         }
         if (toClose != null) {
             toClose.close(timeout);
+        }
+        if (diagnosis != null) {
+            diagnosis.close();
         }
     }
 

@@ -33,6 +33,31 @@ public class OutboxPayloadTooLargeException extends IllegalArgumentException {
     }
 
     /**
+     * Creates the exception with the parts of the payload, which its message names: key, value
+     * and headers as stored ({@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
+     * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for no headers).
+     *
+     * @param messageId the refused message's id; not null
+     * @param topic the refused message's topic; not null
+     * @param keyBytes the serialized key's length (0 for a null key)
+     * @param valueBytes the serialized value's length (0 for a null value)
+     * @param headerBytes the encoded headers' length
+     * @param maxPayloadBytes the store's largest payload in bytes
+     */
+    public OutboxPayloadTooLargeException(UUID messageId, String topic, long keyBytes, long valueBytes,
+                                          long headerBytes, long maxPayloadBytes) {
+        super("outbox message " + messageId + " for topic '" + topic + "' has a payload of "
+                + (keyBytes + valueBytes + headerBytes) + " bytes (key " + keyBytes + " + value " + valueBytes
+                + " + headers " + headerBytes + " as stored, " + io.outbox.spi.support.OutboxHeaderCodec.EMPTY_ENCODED_SIZE
+                + " for none), more than this store's limit of " + maxPayloadBytes + " bytes; without headers, key "
+                + "and value may hold " + Math.max(0, maxPayloadBytes - io.outbox.spi.support.OutboxHeaderCodec.EMPTY_ENCODED_SIZE)
+                + " bytes together (rule S10); nothing was written");
+        this.messageId = messageId;
+        this.payloadBytes = keyBytes + valueBytes + headerBytes;
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /**
      * The refused message's id.
      *
      * @return the message id

@@ -36,6 +36,24 @@ public interface OutboxStoreProvider {
     CloseableOutboxStore create(Map<String, String> config);
 
     /**
+     * Validates settings exactly as {@link #create(Map)} does before it connects to anything: the
+     * standalone relay's {@code --check} calls it, so a configuration check refuses what a start
+     * would refuse, with the same message. The default parses the settings with
+     * {@link #configDef()} (when it defines any); providers with checks across settings (a value
+     * required unless another one gives it) override it and call it from {@link #create(Map)}.
+     *
+     * @param config the settings, without any prefix; not null
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, or
+     *     can never work (a URL the driver cannot parse), naming it; secrets are never shown
+     */
+    default void validate(Map<String, String> config) {
+        ConfigDef definition = configDef();
+        if (!definition.names().isEmpty()) {
+            OutboxStoreConfig.parse(name(), definition, config);
+        }
+    }
+
+    /**
      * The settings {@link #create(Map)} accepts, with their types, defaults and documentation;
      * settings of type {@link ConfigDef.Type#PASSWORD} are never logged.
      *

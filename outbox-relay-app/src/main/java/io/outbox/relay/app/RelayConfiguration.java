@@ -227,10 +227,15 @@ final class RelayConfiguration {
         }
     }
 
+    /** The largest configuration file read, in bytes: 1 MiB. */
+    static final int MAX_FILE_BYTES = 1 << 20;
+
     private static Properties load(Path file) {
         Properties properties = new Properties();
         try {
-            properties.load(new StringReader(utf8(file, Files.readAllBytes(file))));
+            String text = utf8(file, readBounded(file));
+            refuseDuplicateKeys(file, text);
+            properties.load(new StringReader(text));
         } catch (NoSuchFileException e) {
             throw new OutboxMisconfigurationException("configuration file " + file + " does not exist", e);
         } catch (IOException e) {
@@ -240,6 +245,65 @@ final class RelayConfiguration {
                     + "file: " + e.getMessage(), e);
         }
         return properties;
+    }
+
+    /**
+     * The file's bytes, at most {@link #MAX_FILE_BYTES}: a larger file (or an endless one such as
+     * {@code /dev/zero}) is refused naming its size, never read whole into memory.
+     */
+    private static byte[] readBounded(Path file) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+            if (bytes.length > MAX_FILE_BYTES) {
+                long size = Files.isRegularFile(file) ? Files.size(file) : -1;
+                throw new OutboxMisconfigurationException("configuration file " + file + " is "
+                        + (size > 0 ? size + " bytes" : "more than " + MAX_FILE_BYTES + " bytes (not a regular file)")
+                        + ", larger than the limit of " + MAX_FILE_BYTES + " bytes (1 MiB)");
+            }
+            return bytes;
+        }
+    }
+
+    /**
+     * Refuses a key given on two lines of the file, naming the key and both lines: with
+     * {@code java.util.Properties} the last one would silently win, and a wrong
+     * {@code relay.bucket.count} is an ordering hazard. Lines are numbered from 1; a key continued
+     * over several lines counts at its first.
+     */
+    private static void refuseDuplicateKeys(Path file, String text) throws IOException {
+        Map<String, Integer> firstLine = new java.util.HashMap<>();
+        String[] lines = text.split("\r\n|\r|\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            int start = i;
+            StringBuilder logical = new StringBuilder(lines[i]);
+            while (continues(lines[i]) && i + 1 < lines.length && !isComment(lines[start])) {
+                i++;
+                logical.append('\n').append(lines[i]);
+            }
+            Properties one = new Properties();
+            one.load(new StringReader(logical.toString()));
+            for (String key : one.stringPropertyNames()) {
+                Integer earlier = firstLine.putIfAbsent(key, start + 1);
+                if (earlier != null) {
+                    throw new OutboxMisconfigurationException("configuration file " + file + " sets '" + key
+                            + "' twice, on lines " + earlier + " and " + (start + 1) + "; keep one");
+                }
+            }
+        }
+    }
+
+    private static boolean isComment(String line) {
+        String stripped = line.stripLeading();
+        return stripped.startsWith("#") || stripped.startsWith("!");
+    }
+
+    /** Whether a properties line ends in an odd number of backslashes, continuing on the next. */
+    private static boolean continues(String line) {
+        int backslashes = 0;
+        for (int i = line.length() - 1; i >= 0 && line.charAt(i) == '\\'; i--) {
+            backslashes++;
+        }
+        return backslashes % 2 == 1;
     }
 
     /** The file's bytes as UTF-8 text; a byte sequence that is not UTF-8 is refused, naming where it is. */
@@ -325,7 +389,8 @@ final class RelayConfiguration {
 
     /**
      * Validates every setting, without connecting to anything: the store settings against the
-     * provider's definition (when it has one), the relay options, and the Kafka producer settings
+     * provider's definition (when it has one) and {@link OutboxStoreProvider#validate(Map)}, the
+     * same checks a start runs before it connects, the relay options, and the Kafka producer settings
      * against Kafka's definition (types, required {@code bootstrap.servers}).
      *
      * @return the validated configuration
@@ -338,6 +403,7 @@ final class RelayConfiguration {
         if (!storeDef.names().isEmpty()) {
             try {
                 storeConfig = OutboxStoreConfig.parse(provider.name(), storeDef, storeSettings);
+                provider.validate(storeSettings); // everything a start checks before it connects
             } catch (OutboxMisconfigurationException e) {
                 throw new OutboxMisconfigurationException("store settings (" + STORE_PREFIX + "*): "
                         + storeKeysAsWritten(e.getMessage()), e);

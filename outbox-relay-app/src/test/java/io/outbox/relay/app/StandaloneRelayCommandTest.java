@@ -181,6 +181,49 @@ class StandaloneRelayCommandTest {
     }
 
     @Test
+    void aKeyGivenTwiceInTheFileIsRefusedNamingTheKeyAndBothLines() throws IOException {
+        Path file = Files.writeString(dir.resolve("twice.properties"), String.join("\n",
+                "store=memory", "# relay.bucket.count=2 in a comment does not count", "relay.bucket.count=4",
+                "kafka.bootstrap.servers=k:9092", "relay.bucket.count = 16"), StandardCharsets.UTF_8);
+        Result check = run(Map.of(), "-c", file.toString(), "--check");
+        assertThat(check.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("configuration file " + file + " sets 'relay.bucket.count' twice, on lines 3 "
+                + "and 5");
+        assertThat(check.out()).doesNotContain("configuration is valid");
+    }
+
+    @Test
+    void aFileOverOneMebibyteIsRefusedNamingItsSizeAndDevZeroDoesNotExhaustMemory() throws IOException {
+        Path big = Files.writeString(dir.resolve("big.properties"), "store=memory\n# " + "x".repeat(1 << 20) + "\n",
+                StandardCharsets.UTF_8);
+        Result check = run(Map.of(), "-c", big.toString(), "--check");
+        assertThat(check.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("configuration file " + big + " is " + Files.size(big) + " bytes, larger "
+                + "than the limit of 1048576 bytes (1 MiB)");
+
+        Result zero = run(Map.of(), "--config", "/dev/zero", "--check");
+        assertThat(zero.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(zero.err()).contains("configuration file /dev/zero is more than 1048576 bytes")
+                .doesNotContain("OutOfMemoryError");
+    }
+
+    @Test
+    void checkRefusesWhatAStartRefusesWithTheSameMessageAndExitCode() throws IOException {
+        for (String bad : List.of("store.table.prefix=abc ", "store.table.prefix=", "store.table.prefix=abc\\u0000",
+                "store.url=jdbc:postgresql://127.0.0.1:notaport/test")) {
+            String url = bad.startsWith("store.url=") ? bad : "store.url=jdbc:postgresql://127.0.0.1:5432/test";
+            String other = bad.startsWith("store.url=") ? "store.table.prefix=app_" : bad;
+            Path file = Files.writeString(dir.resolve("jdbc.properties"), String.join("\n", "store=jdbc", url, other,
+                    "kafka.bootstrap.servers=k:9092"), StandardCharsets.UTF_8);
+            Result check = run(Map.of(), "-c", file.toString(), "--check");
+            Result start = run(Map.of(), "-c", file.toString());
+            assertThat(check.code()).as(bad).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+            assertThat(start.code()).as(bad).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+            assertThat(check.err()).as(bad).isEqualTo(start.err()).contains("store.");
+        }
+    }
+
+    @Test
     void printConfigShowsTheEffectiveConfigurationWithSecretsHidden() {
         Result printed = run(Map.of("OUTBOX_STORE", "scripted", "OUTBOX_STORE_NAME", "x",
                 "OUTBOX_STORE_PASSWORD", "pw-5521", "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092",

@@ -143,7 +143,11 @@ class StandaloneRelayJarIT {
                 "relay.poll.interval.ms=200",
                 "relay.error.backoff.ms=200",
                 "relay.error.backoff.max.ms=1000"));
-        lines.addAll(List.of(extraLines));
+        for (String extra : extraLines) { // an extra line replaces the base line of its key: no key twice
+            String key = extra.substring(0, Math.max(0, extra.indexOf('=')));
+            lines.removeIf(line -> !key.isEmpty() && line.startsWith(key + "="));
+            lines.add(extra);
+        }
         Path file = dir.resolve("relay-" + UUID.randomUUID() + ".properties");
         Files.write(file, lines, StandardCharsets.UTF_8);
         return file;
@@ -338,6 +342,42 @@ class StandaloneRelayJarIT {
                 "use jdbc:mariadb: (MariaDB Connector/J, bundled in the relay jar, talks to MySQL)")
                 .doesNotContain("db.invalid");
         assertThat(check.out()).doesNotContain("configuration is valid");
+    }
+
+    @Test
+    void r6_aJdbcUrlTheDriverCannotParseExitsWithThreeWithinSecondsAndCheckSaysTheSame() throws Exception {
+        String url = "jdbc:mariadb://root:" + URL_SECRET + "@127.0.0.1:3306/db";
+        Path file = configFile("store.url=" + url);
+        long started = System.nanoTime();
+        RelayProcess relay = start(environment("unparseable-" + prefix), "-c", file.toString());
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(System.nanoTime() - started).as("not retried as an outage").isLessThan(60_000_000_000L);
+        RelayProcess check = start(environment("unparseable-" + prefix), "-c", file.toString(), "--check");
+        assertThat(check.exitCode()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(relay.err()).contains("store.url", "the JDBC driver cannot parse a jdbc:mariadb: URL")
+                .doesNotContain("could not open the store");
+        assertThat(errorLine(check.err())).isEqualTo(errorLine(relay.err()));
+    }
+
+    @Test
+    void r6_aMalformedMongoConnectionStringFailsTheCheckAsAStartDoes() throws Exception {
+        Path file = dir.resolve("mongo-" + UUID.randomUUID() + ".properties");
+        Files.write(file, List.of("store=mongodb",
+                "store.connection.string=mongodb://u:" + URL_SECRET + "@127.0.0.1:notaport/db"), StandardCharsets.UTF_8);
+        Map<String, String> env = environment("mongo-" + prefix);
+        env.remove("OUTBOX_STORE_PASSWORD"); // a JDBC setting
+        RelayProcess check = start(env, "-c", file.toString(), "--check");
+        RelayProcess relay = start(env, "-c", file.toString());
+        assertThat(check.exitCode()).as("stderr:\n%s", check.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("store.connection.string", "value hidden");
+        assertThat(errorLine(check.err())).isEqualTo(errorLine(relay.err()));
+    }
+
+    /** The relay's one "invalid configuration" line, without the log's time stamp. */
+    private static String errorLine(String err) {
+        return err.lines().filter(l -> l.contains("invalid configuration")).findFirst()
+                .map(l -> l.substring(l.indexOf("invalid configuration"))).orElse("(none) " + err);
     }
 
     /**

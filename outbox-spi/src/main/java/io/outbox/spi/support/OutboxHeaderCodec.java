@@ -39,6 +39,14 @@ public final class OutboxHeaderCodec {
     /** The version byte written by {@link #encode(List)}. */
     public static final byte VERSION_1 = 1;
 
+    /**
+     * The encoded size of an empty header list, in bytes: {@value} (the version byte and the
+     * count). Every store here keeps this blob for a message without headers and counts it in
+     * {@link io.outbox.OutboxMessage#payloadSize()}, so such a message holds at most
+     * {@code maxPayloadBytes() - }{@value} bytes of key and value together.
+     */
+    public static final int EMPTY_ENCODED_SIZE = 1 + Integer.BYTES;
+
     private static final int INT_BYTES = Integer.BYTES;
 
     private OutboxHeaderCodec() {

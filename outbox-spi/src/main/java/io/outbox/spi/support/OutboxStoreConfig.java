@@ -16,6 +16,11 @@ import org.apache.kafka.common.config.types.Password;
  * ({@code getString}, {@code getInt}, {@code getPassword}, ...), defaults applied, and secrets of
  * type {@link ConfigDef.Type#PASSWORD} hidden from {@link #toString()}.
  *
+ * <p>Text values are taken as written: Kafka's parser trims {@code STRING} and {@code PASSWORD}
+ * values, so {@link #parse} first refuses one that starts or ends with whitespace or holds a
+ * control character, naming the setting (and, unless it is a secret, the value with the
+ * offending characters escaped).
+ *
  * <p>Unlike a Kafka client, which only warns about unknown keys, a store refuses them: a typo in
  * a store setting would otherwise silently fall back to a default. Instances are immutable.
  */
@@ -48,12 +53,45 @@ public final class OutboxStoreConfig extends AbstractConfig {
             throw new OutboxMisconfigurationException("unknown setting(s) " + unknown + " for the '" + storeName
                     + "' outbox store; it accepts " + new TreeSet<>(definition.names()));
         }
+        config.forEach((key, value) -> requireUntrimmed(storeName, definition.configKeys().get(key), value));
         try {
             return new OutboxStoreConfig(storeName, definition, config);
         } catch (ConfigException e) {
             throw new OutboxMisconfigurationException("invalid setting for the '" + storeName + "' outbox store: "
                     + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Refuses a text value that Kafka's parser would silently trim, or that holds a control
+     * character: {@code table.prefix=abc } must not become {@code abc}, nor a trailing NUL vanish.
+     * A secret's value is never shown.
+     */
+    private static void requireUntrimmed(String storeName, ConfigDef.ConfigKey key, String value) {
+        if (value == null || (key.type != ConfigDef.Type.STRING && key.type != ConfigDef.Type.PASSWORD)) {
+            return;
+        }
+        boolean padded = !value.equals(value.strip()) || !value.equals(value.trim());
+        boolean control = value.chars().anyMatch(Character::isISOControl);
+        if (padded || control) {
+            String shown = key.type == ConfigDef.Type.PASSWORD ? Password.HIDDEN : describe(value);
+            throw new OutboxMisconfigurationException("invalid setting for the '" + storeName + "' outbox store: "
+                    + key.name + "=" + shown + " " + (control ? "holds a control character" : "starts or ends with "
+                    + "whitespace") + "; values are taken as written, never trimmed");
+        }
+    }
+
+    /** The value quoted, with control characters and non-ASCII whitespace as escapes. */
+    private static String describe(String value) {
+        StringBuilder out = new StringBuilder("'");
+        value.codePoints().forEach(c -> {
+            if (c != ' ' && (Character.isISOControl(c) || Character.isWhitespace(c) || Character.isSpaceChar(c))) {
+                out.append(String.format("\\u%04x", c));
+            } else {
+                out.appendCodePoint(c);
+            }
+        });
+        return out.append('\'').toString();
     }
 
     /**

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -78,8 +79,9 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
     public static final int DEFAULT_RETRY_MAX_ATTEMPTS = 10;
 
     private static final ConfigDef CONFIG = new ConfigDef()
-            .define(ENDPOINT, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
-                    "DynamoDB endpoint URL (an emulator, a VPC endpoint); unset for the region's public endpoint.")
+            .define(ENDPOINT, ConfigDef.Type.STRING, null, DynamoDbOutboxStoreProvider::validateEndpoint,
+                    ConfigDef.Importance.MEDIUM, "DynamoDB endpoint URL, http:// or https:// with a host (an "
+                            + "emulator, a VPC endpoint); unset for the region's public endpoint.")
             .define(REGION, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
                     "AWS region, for example eu-west-1; unset for the SDK's default region chain.")
             .define(MESSAGES_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_MESSAGES_TABLE,
@@ -114,9 +116,29 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         return CONFIG;
     }
 
+    /**
+     * Validates the settings as {@link #create(Map)} does, without building a client: each setting
+     * (the endpoint an http or https URL) and an access key given with its secret or neither.
+     *
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never the secret
+     */
+    @Override
+    public void validate(Map<String, String> config) {
+        requireKeyPair(OutboxStoreConfig.parse(NAME, CONFIG, config));
+    }
+
+    private static void requireKeyPair(OutboxStoreConfig config) {
+        if ((config.getString(ACCESS_KEY_ID) == null) != (config.getPassword(SECRET_ACCESS_KEY) == null)) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs both " + ACCESS_KEY_ID
+                    + " and " + SECRET_ACCESS_KEY + ", or neither (for the SDK's default credentials chain)");
+        }
+    }
+
     @Override
     public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        requireKeyPair(parsed);
         DynamoDbClient client = buildClient(parsed);
         DynamoDbOutboxStore store;
         try {
@@ -185,11 +207,25 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         }
     }
 
+    /** Checks {@value #ENDPOINT} with the other settings, so a check without connecting refuses it too. */
+    private static void validateEndpoint(String name, Object value) {
+        if (value != null && !((String) value).isEmpty()) {
+            try {
+                endpointUri((String) value);
+            } catch (OutboxMisconfigurationException e) {
+                throw new ConfigException(name, value, "not an http:// or https:// URL with a host, such as "
+                        + "http://127.0.0.1:8000");
+            }
+        }
+    }
+
     private static URI endpointUri(String endpoint) {
         try {
-            URI uri = new URI(endpoint.trim());
-            if (uri.getScheme() == null || uri.getHost() == null) {
-                throw new URISyntaxException(endpoint, "expected a URL such as http://127.0.0.1:8000");
+            URI uri = new URI(endpoint);
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null) {
+                throw new URISyntaxException(endpoint, "expected an http:// or https:// URL such as "
+                        + "http://127.0.0.1:8000");
             }
             return uri;
         } catch (URISyntaxException e) {

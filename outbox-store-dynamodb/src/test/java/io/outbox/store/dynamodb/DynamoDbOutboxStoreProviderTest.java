@@ -106,4 +106,24 @@ class DynamoDbOutboxStoreProviderTest {
         }
         assertThat(callers.closed).isFalse();
     }
+
+    @Test
+    void R6_anEndpointThatCanNeverWorkIsRefusedByTheSettingsCheckWithoutConnecting() {
+        for (String bad : List.of("ftp://127.0.0.1:8000", "127.0.0.1:8000", "not a url")) {
+            assertThatThrownBy(() -> parse(settings("endpoint", bad)))
+                    .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("endpoint");
+        }
+        assertThat(parse(settings("endpoint", "https://dynamodb.eu-west-1.amazonaws.com")).getString("endpoint"))
+                .startsWith("https://");
+    }
+
+    @Test
+    void identifiersAreTakenAsWrittenNeverTrimmed() {
+        assertThatThrownBy(() -> parse(settings("messages.table", "outbox_messages ")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("messages.table='outbox_messages '");
+        assertThatThrownBy(() -> parse(settings("secret.access.key", "wJalrXUtnFEMI-secret\n")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("secret.access.key=[hidden]")
+                .hasMessageNotContaining("wJalrXUtnFEMI");
+    }
 }

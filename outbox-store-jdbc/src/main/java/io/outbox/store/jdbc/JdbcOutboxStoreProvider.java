@@ -19,8 +19,12 @@ import org.apache.kafka.common.config.types.Password;
  * Provider of {@link JdbcOutboxStore} under the name {@value #NAME}, for
  * {@code OutboxStores.open("jdbc", settings)}. The store it creates runs on the system UTC clock
  * and owns a HikariCP pool (auto-commit, {@code READ COMMITTED}), which
- * {@link JdbcOutboxStore#close()} closes. A JDBC driver on the class path must accept the URL,
- * which is checked, without connecting, with the other settings. Settings:
+ * {@link JdbcOutboxStore#close()} closes. A JDBC driver on the class path must accept and parse the
+ * URL, which is checked, without connecting, with the other settings: a URL that can never work
+ * (no driver takes its scheme, or the driver cannot parse it, such as
+ * {@code jdbc:mariadb://root:pw@host:3306/db}) is an {@link OutboxMisconfigurationException}, while
+ * a database that refuses connections, times out or rejects the login is an ordinary exception the
+ * relay retries. Settings:
  *
  * <table>
  *   <caption>Settings</caption>
@@ -30,7 +34,9 @@ import org.apache.kafka.common.config.types.Password;
  *   <tr><td>{@value #PASSWORD}</td><td>password</td><td>none</td><td>database password, never logged</td></tr>
  *   <tr><td>{@value #DIALECT}</td><td>string</td><td>from the URL</td><td>postgresql, mysql, mariadb or h2</td></tr>
  *   <tr><td>{@value #SCHEMA}</td><td>string</td><td>the connection's</td><td>schema (MySQL: database) of the tables</td></tr>
- *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names</td></tr>
+ *   <tr><td>{@value #TABLE_PREFIX}</td><td>string</td><td>{@value JdbcOutboxTables#DEFAULT_PREFIX}</td><td>prefix of the three table names;
+ *       not empty (tables named {@code messages}, {@code leases}, {@code relays} would sit among the
+ *       application's own; in code, {@link JdbcOutboxTables#withPrefix(String)} still takes "")</td></tr>
  *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>pool connections, 1 to
  *       100; a relay uses up to its {@code store.concurrency} plus two at once</td></tr>
  *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up;
@@ -100,7 +106,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
             .define(TABLE_PREFIX, ConfigDef.Type.STRING, JdbcOutboxTables.DEFAULT_PREFIX,
                     JdbcOutboxStoreProvider::validatePrefix, ConfigDef.Importance.MEDIUM,
                     "The prefix of the table names <prefix>messages, <prefix>leases and <prefix>relays: "
-                            + "ASCII letters, digits and '_', not starting with a digit.")
+                            + "ASCII letters, digits and '_', not starting with a digit; not empty.")
             .define(POOL_SIZE, ConfigDef.Type.INT, DEFAULT_POOL_SIZE, ConfigDef.Range.between(1, 100),
                     ConfigDef.Importance.LOW, "The number of connections in the store's pool. A relay makes up "
                             + "to its store.concurrency (default 4) store calls at once, plus lease calls and "
@@ -129,18 +135,22 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     /**
-     * Creates a store with its own connection pool, owned by the store.
+     * Validates the settings as {@link #create(Map)} does, without connecting: each setting
+     * (the URL parsed by its driver), and the dialect told from the URL.
      *
-     * @param config the settings listed in the class documentation; not null
-     * @return a new store; close it to close its pool
-     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
-     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
-     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
-     * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
-     *     tables cannot be created
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never a secret's value
      */
     @Override
-    public CloseableOutboxStore create(Map<String, String> config) {
+    public void validate(Map<String, String> config) {
+        settings(config);
+    }
+
+    /** The parsed settings with the dialect and tables they name. */
+    private record Settings(OutboxStoreConfig parsed, JdbcDialect dialect, JdbcOutboxTables tables) {
+    }
+
+    private static Settings settings(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         String url = parsed.getString(URL);
         JdbcDialect dialect;
@@ -154,6 +164,27 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         String schema = parsed.getString(SCHEMA);
         JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(parsed.getString(TABLE_PREFIX))
                 .inSchema(schema.isEmpty() ? null : schema);
+        return new Settings(parsed, dialect, tables);
+    }
+
+    /**
+     * Creates a store with its own connection pool, owned by the store.
+     *
+     * @param config the settings listed in the class documentation; not null
+     * @return a new store; close it to close its pool
+     * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
+     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
+     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
+     * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
+     *     tables cannot be created
+     */
+    @Override
+    public CloseableOutboxStore create(Map<String, String> config) {
+        Settings settings = settings(config);
+        OutboxStoreConfig parsed = settings.parsed();
+        String url = parsed.getString(URL);
+        JdbcDialect dialect = settings.dialect();
+        JdbcOutboxTables tables = settings.tables();
 
         HikariConfig pool = new HikariConfig();
         pool.setPoolName("outbox-jdbc-" + POOLS.incrementAndGet());
@@ -200,14 +231,25 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         public void ensureValid(String name, Object value) {
             NON_EMPTY.ensureValid(name, value);
             String url = (String) value;
+            java.sql.Driver driver;
             try {
-                DriverManager.getDriver(url);
+                driver = DriverManager.getDriver(url);
             } catch (SQLException e) {
                 boolean mysql = url.regionMatches(true, 0, "jdbc:mysql:", 0, 11);
                 throw new ConfigException("Invalid value for configuration " + name + ": no JDBC driver on the "
                         + "class path accepts " + scheme(url) + (mysql ? "" : "; add the database's JDBC driver to "
                         + "the class path") + "; for MySQL use jdbc:mariadb: (MariaDB Connector/J, bundled in the "
                         + "relay jar, talks to MySQL) or add MySQL Connector/J to the class path");
+            }
+            try {
+                // Parses the URL as a connection would, without connecting: a URL the driver takes by
+                // its prefix but can never parse is a misconfiguration, not a database that is down.
+                driver.getPropertyInfo(url, new java.util.Properties());
+            } catch (SQLException | RuntimeException e) {
+                // Neither the URL nor the driver's message, which can quote it (a password, say), is shown.
+                throw new ConfigException("Invalid value for configuration " + name + ": the JDBC driver cannot "
+                        + "parse " + scheme(url) + " (value hidden; check host, port and database, and give "
+                        + "credentials in " + USER + " and " + PASSWORD + ", not in the URL)");
             }
         }
 
@@ -239,6 +281,11 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
     private static void validatePrefix(String name, Object value) {
         if (value == null) {
             throw new ConfigException(name, null, "must not be null");
+        }
+        if (((String) value).isEmpty()) {
+            // The tables would be named messages, leases and relays among the application's own.
+            throw new ConfigException(name, value, "must not be empty: leave it unset for the default '"
+                    + JdbcOutboxTables.DEFAULT_PREFIX + "'");
         }
         validate(name, value, () -> JdbcOutboxTables.withPrefix((String) value));
     }

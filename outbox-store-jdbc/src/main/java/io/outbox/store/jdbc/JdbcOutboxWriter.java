@@ -82,6 +82,14 @@ public final class JdbcOutboxWriter {
     /**
      * The largest payload this writer accepts.
      *
+     * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
+     * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
+     * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
+     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
+     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * message without headers holds at most this limit minus 5 bytes of key and value together
+     * (1,000,000 by default: 999,995 bytes of key and value).
+     *
      * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
      */
     public long maxPayloadBytes() {

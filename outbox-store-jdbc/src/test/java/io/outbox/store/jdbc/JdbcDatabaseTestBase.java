@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.OutboxPayloadTooLargeException;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
@@ -315,6 +316,26 @@ abstract class JdbcDatabaseTestBase {
         }
         List<Integer> asked = IntStream.range(0, 1100).boxed().toList();
         assertThat(store.bucketsWithPending(asked)).containsExactly(3, 600, 1099);
+    }
+
+    @Test
+    void S10_withoutHeadersAValueOf999995BytesFitsTheDefaultLimitAndOneByteMoreIsRefusedSayingWhatCounts()
+            throws SQLException {
+        assertThat(store.maxPayloadBytes()).isEqualTo(1_000_000);
+        OutboxMessage largest = new OutboxMessage(UUID.randomUUID(), 3, TOPIC, null, new byte[999_995], List.of(),
+                null, Instant.parse("2030-01-01T00:00:00Z"));
+        OutboxMessage over = new OutboxMessage(UUID.randomUUID(), 4, TOPIC, null, new byte[999_996], List.of(),
+                null, Instant.parse("2030-01-01T00:00:00Z"));
+        try (Connection c = pool.getConnection()) {
+            store.writer().enqueue(c, largest);
+            assertThatThrownBy(() -> store.writer().enqueue(c, over))
+                    .isInstanceOf(OutboxPayloadTooLargeException.class)
+                    .hasMessageContaining("payload of 1000001 bytes (key 0 + value 999996 + headers 5 as stored, "
+                            + "5 for none), more than this store's limit of 1000000 bytes")
+                    .hasMessageContaining("without headers, key and value may hold 999995 bytes together");
+        }
+        assertThat(store.nextBatch(3, 1)).singleElement().satisfies(m -> assertThat(m.sameContent(largest)).isTrue());
+        assertThat(pendingIds(4)).isEmpty();
     }
 
     @Test

@@ -63,6 +63,9 @@ class JdbcOutboxStoreProviderTest {
         DriverManager.registerDriver(anyUrl);
         try {
             assertRefused(settings("url", "jdbc:oracle:thin:@db:1521/app"), "dialect", "jdbc:oracle");
+            assertThatThrownBy(() -> new JdbcOutboxStoreProvider().validate(settings("url",
+                    "jdbc:oracle:thin:@db:1521/app"))).as("validate, which --check runs, refuses it too")
+                    .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("dialect");
         } finally {
             DriverManager.deregisterDriver(anyUrl);
         }
@@ -94,6 +97,39 @@ class JdbcOutboxStoreProviderTest {
                 .startsWith("jdbc:mysql:");
         assertThat(OutboxStoreConfig.parse("jdbc", definition, Map.of("url", "jdbc:mariadb://nowhere.invalid/app"))
                 .getString("url")).startsWith("jdbc:mariadb:");
+    }
+
+    @Test
+    void R6_aUrlTheDriverTakesButCanNeverParseIsAMisconfigurationAtOnceNotARetriedOutage() {
+        String url = "jdbc:mariadb://root:pw-4711@127.0.0.1:3306/db";
+        long start = System.nanoTime();
+        assertRefused(settings("url", url), "url", "the JDBC driver cannot parse a jdbc:mariadb: URL",
+                "value hidden", "user and password");
+        assertThat(System.nanoTime() - start).as("refused without connecting").isLessThan(5_000_000_000L);
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", url)))
+                .hasMessageNotContaining("pw-4711").hasMessageNotContaining("127.0.0.1");
+        assertThatThrownBy(() -> OutboxStoreConfig.parse("jdbc", new JdbcOutboxStoreProvider().configDef(),
+                Map.of("url", "jdbc:mariadb://127.0.0.1:notaport/db")))
+                .as("the settings check without connecting refuses it too")
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("cannot parse");
+    }
+
+    @Test
+    void identifiersAreTakenAsWrittenNeverTrimmed() {
+        assertRefused(settings("table.prefix", "abc "), "table.prefix='abc '", "starts or ends with whitespace");
+        assertRefused(settings("table.prefix", " abc"), "table.prefix=' abc'");
+        assertRefused(settings("table.prefix", "abc\u0000"), "table.prefix='abc\\u0000'", "control character");
+        assertRefused(settings("table.prefix", "ab\tc"), "table.prefix", "control character");
+        assertRefused(settings("schema", "public "), "schema='public '");
+        assertRefused(settings("url", H2_URL + " "), "url=", "whitespace");
+        assertRefused(settings("password", "pw-4711 "), "password=[hidden]");
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("password", "pw-4711 ")))
+                .hasMessageNotContaining("pw-4711");
+    }
+
+    @Test
+    void anEmptyTablePrefixIsRefusedNamingTheSettingAndTheDefault() {
+        assertRefused(settings("table.prefix", ""), "table.prefix", "must not be empty", "outbox_");
     }
 
     /** A driver that accepts the URLs with a prefix and connects to nothing. */

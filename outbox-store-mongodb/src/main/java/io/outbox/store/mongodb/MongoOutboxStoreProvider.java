@@ -28,12 +28,16 @@ import org.apache.kafka.common.config.ConfigException;
  *       <td>the database of the outbox collections</td></tr>
  *   <tr><td>{@value #COLLECTION_PREFIX}</td><td>string</td>
  *       <td>{@value MongoOutboxOptions#DEFAULT_COLLECTION_PREFIX}</td>
- *       <td>prefix of the four collection names</td></tr>
+ *       <td>prefix of the four collection names; not empty (in code,
+ *       {@code MongoOutboxStore.Builder#collectionPrefix} still takes "")</td></tr>
  *   <tr><td>{@value #CREATE_INDEXES}</td><td>boolean</td><td>true</td>
  *       <td>create the unique {@code (bucket, seq)} index on start, idempotently; when false,
  *       check on start that it exists</td></tr>
  * </table>
- * Unknown keys are refused. Thread-safe.
+ * Unknown keys are refused. A connection string that can never work (it does not parse: a port
+ * that is not a number, an unknown scheme) is an {@link OutboxMisconfigurationException}, checked
+ * with the other settings before anything connects; a server that is unreachable is an ordinary
+ * exception the relay retries. Thread-safe.
  */
 @AutoService(OutboxStoreProvider.class)
 public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
@@ -54,7 +58,8 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
     public static final String CREATE_INDEXES = "create.indexes";
 
     private static final ConfigDef CONFIG = new ConfigDef()
-            .define(CONNECTION_STRING, ConfigDef.Type.PASSWORD, ConfigDef.NO_DEFAULT_VALUE, ConfigDef.Importance.HIGH,
+            .define(CONNECTION_STRING, ConfigDef.Type.PASSWORD, ConfigDef.NO_DEFAULT_VALUE,
+                    MongoOutboxStoreProvider::validateConnectionString, ConfigDef.Importance.HIGH,
                     "The MongoDB connection string, for example mongodb://host1,host2/orders?replicaSet=rs0. "
                             + "It may hold credentials; it is never logged. Put driver options such as timeoutMS, "
                             + "tls or authSource here.")
@@ -65,7 +70,7 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
             .define(COLLECTION_PREFIX, ConfigDef.Type.STRING, MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX,
                     MongoOutboxStoreProvider::validatePrefix, ConfigDef.Importance.MEDIUM,
                     "Prefix of the collection names <prefix>messages, <prefix>sequences, <prefix>leases and "
-                            + "<prefix>relays. At most 64 characters of [A-Za-z0-9_.-]; may be empty.")
+                            + "<prefix>relays. 1 to 64 characters of [A-Za-z0-9_.-].")
             .define(CREATE_INDEXES, ConfigDef.Type.BOOLEAN, true, ConfigDef.Importance.LOW,
                     "Whether to create the unique (bucket, seq) index of the messages collection on start "
                             + "(idempotent). Turn off when indexes are managed elsewhere: the store then checks that "
@@ -101,14 +106,7 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
     public CloseableOutboxStore create(Map<String, String> config) {
         OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
         ConnectionString connectionString = connectionString(parsed.getPassword(CONNECTION_STRING).value());
-        String database = parsed.getString(DATABASE);
-        if (database == null) {
-            database = connectionString.getDatabase();
-        }
-        if (database == null) {
-            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
-                    + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
-        }
+        String database = database(parsed, connectionString);
         MongoClient client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(connectionString)
                 .build());
@@ -137,6 +135,31 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
         }
     }
 
+    /**
+     * Validates the settings as {@link #create(Map)} does, without connecting: each setting (the
+     * connection string parsed), and a database named by {@value #DATABASE} or the connection string.
+     *
+     * @param config the settings; not null
+     * @throws OutboxMisconfigurationException naming the bad setting, never the connection string
+     */
+    @Override
+    public void validate(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        database(parsed, connectionString(parsed.getPassword(CONNECTION_STRING).value()));
+    }
+
+    private static String database(OutboxStoreConfig parsed, ConnectionString connectionString) {
+        String database = parsed.getString(DATABASE);
+        if (database == null) {
+            database = connectionString.getDatabase();
+        }
+        if (database == null) {
+            throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
+                    + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
+        }
+        return database;
+    }
+
     /** Parses the connection string without ever echoing it: it may hold a password. */
     private static ConnectionString connectionString(String value) {
         try {
@@ -160,7 +183,29 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
         }
     }
 
+    /**
+     * Parses the connection string as a start would, so a configuration check without connecting
+     * refuses what a start refuses (a port that is not a number, an unknown scheme). The error
+     * never shows the value.
+     */
+    private static void validateConnectionString(String name, Object value) {
+        if (value instanceof org.apache.kafka.common.config.types.Password password) {
+            try {
+                connectionString(password.value());
+            } catch (OutboxMisconfigurationException e) {
+                throw new ConfigException(name, value, "not a valid MongoDB connection string (value hidden): check "
+                        + "that it starts with mongodb:// or mongodb+srv://, names at least one host with a numeric "
+                        + "port, and that the user name and password are URL-encoded");
+            }
+        }
+    }
+
     private static void validatePrefix(String name, Object value) {
+        if ("".equals(value)) {
+            // Collections named messages, leases, relays would sit among the application's own.
+            throw new ConfigException(name, value, "must not be empty: leave it unset for the default '"
+                    + MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX + "'");
+        }
         try {
             MongoOutboxOptions.requireCollectionPrefix((String) value);
         } catch (IllegalArgumentException | NullPointerException e) {

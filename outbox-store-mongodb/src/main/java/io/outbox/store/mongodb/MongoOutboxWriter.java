@@ -76,6 +76,14 @@ public final class MongoOutboxWriter {
     /**
      * The largest payload this writer accepts (S10).
      *
+     * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
+     * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
+     * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
+     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
+     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * message without headers holds at most this limit minus 5 bytes of key and value together
+     * (16,776,829: 16,776,824 bytes of key and value).
+     *
      * @return {@link MongoOutboxStore#MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
      */
     public long maxPayloadBytes() {

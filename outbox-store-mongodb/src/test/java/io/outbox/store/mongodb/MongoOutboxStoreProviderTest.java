@@ -138,4 +138,40 @@ class MongoOutboxStoreProviderTest {
                 Map.of("connection.string", "mongodb://u:" + PASSWORD + "@h/db"));
         assertThat(parsed.toString()).doesNotContain(PASSWORD);
     }
+
+    @Test
+    void R6_aMalformedConnectionStringIsRefusedByTheSettingsCheckWithoutConnecting() {
+        ConfigDef definition = new MongoOutboxStoreProvider().configDef();
+        for (String bad : List.of("mongodb://u:" + PASSWORD + "@127.0.0.1:notaport/db", "mongo://127.0.0.1/db")) {
+            Throwable thrown = catchThrowable(() -> OutboxStoreConfig.parse("mongodb", definition,
+                    Map.of("connection.string", bad)));
+            assertThat(thrown).isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContaining("connection.string").hasMessageContaining("value hidden");
+            assertThat(messagesOf(thrown)).as("nothing of %s leaks", bad).noneMatch(m -> m.contains(PASSWORD));
+        }
+    }
+
+    @Test
+    void identifiersAreTakenAsWrittenAndAnEmptyPrefixIsRefused() {
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "db",
+                "collection.prefix", "abc ")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("collection.prefix='abc '");
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "db\u0000")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("database='db\\u0000'");
+        assertThatThrownBy(() -> open(Map.of("connection.string", connectionString, "database", "db",
+                "collection.prefix", "")))
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("collection.prefix")
+                .hasMessageContaining("must not be empty");
+    }
+
+    @Test
+    void validateRefusesWhatCreateRefusesWithoutConnecting() {
+        MongoOutboxStoreProvider provider = new MongoOutboxStoreProvider();
+        Map<String, String> noDatabase = Map.of("connection.string", "mongodb://nowhere.invalid:27017");
+        Throwable atCheck = catchThrowable(() -> provider.validate(noDatabase));
+        Throwable atStart = catchThrowable(() -> provider.create(noDatabase));
+        assertThat(atCheck).isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("database");
+        assertThat(atCheck).hasMessage(atStart.getMessage());
+        provider.validate(Map.of("connection.string", "mongodb://nowhere.invalid:27017/db"));
+    }
 }

@@ -1,0 +1,129 @@
+package io.outbox.relay;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tells why the producer got no metadata for a topic. A metadata wait ends the same way, in a
+ * {@link TimeoutException}, whether the brokers are down (retriable) or the topic can never exist
+ * (its name collides with an existing one, such as {@code a_b} beside {@code a.b}, or breaks a
+ * broker rule): the producer keeps asking for the auto-creation that the broker keeps refusing.
+ * After such a wait this asks the cluster, with an Admin client of the producer's connection
+ * settings, to validate creating the topic (nothing is created); a refusal becomes an
+ * {@link InvalidTopicException} naming the topic and the broker's reason, a message-permanent
+ * failure of that message ({@link FailureKind#MESSAGE}, rule R12). Any other answer, or none,
+ * leaves the original error. Answers are kept per failure, so a topic repeated by many batches
+ * costs one question per metadata failure. Thread-safe.
+ */
+final class TopicDiagnosis implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+    private static final long ASK_TIMEOUT_MS = 5_000;
+
+    private final Map<String, Object> adminConfig = new HashMap<>();
+    private final Map<String, Explained> explained = new ConcurrentHashMap<>();
+    private final Object lock = new Object();
+    private Admin admin;
+    private boolean closed;
+
+    /** A diagnosis with the connection settings (bootstrap, security) among {@code producerConfig}. */
+    TopicDiagnosis(Map<String, Object> producerConfig) {
+        producerConfig.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k) && v != null) {
+                adminConfig.put(k, v);
+            }
+        });
+        adminConfig.remove(AdminClientConfig.CLIENT_ID_CONFIG);
+        adminConfig.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) ASK_TIMEOUT_MS);
+        adminConfig.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) ASK_TIMEOUT_MS);
+    }
+
+    /**
+     * The error to report for a failed metadata wait of {@code topic}.
+     *
+     * @param topic the topic
+     * @param error the producer's error
+     * @return an {@link InvalidTopicException} when the cluster refuses the topic, else {@code error}
+     */
+    RuntimeException explain(String topic, RuntimeException error) {
+        if (!(error instanceof TimeoutException)) {
+            return error;
+        }
+        Explained known = explained.get(topic);
+        if (known != null && known.original() == error) {
+            return known.reported();
+        }
+        RuntimeException reported = ask(topic).<RuntimeException>map(reason -> new InvalidTopicException(
+                "topic '" + topic + "' cannot be created: " + reason, error)).orElse(error);
+        explained.put(topic, new Explained(error, reported));
+        return reported;
+    }
+
+    /** The broker's reason for refusing the topic, or empty when it accepts it or does not answer. */
+    private Optional<String> ask(String topic) {
+        Admin client = admin();
+        if (client == null) {
+            return Optional.empty();
+        }
+        try {
+            client.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty())),
+                    new CreateTopicsOptions().validateOnly(true)).all().get(ASK_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            return Optional.empty();
+        } catch (ExecutionException e) {
+            return e.getCause() instanceof InvalidTopicException ? Optional.of(e.getCause().getMessage())
+                    : Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (java.util.concurrent.TimeoutException | RuntimeException e) {
+            LOG.debug("could not ask the cluster about topic='{}': {}", topic, e.toString());
+            return Optional.empty();
+        }
+    }
+
+    private Admin admin() {
+        synchronized (lock) {
+            if (closed) {
+                return null;
+            }
+            if (admin == null) {
+                try {
+                    admin = Admin.create(adminConfig);
+                } catch (RuntimeException e) {
+                    LOG.debug("no Admin client for topic diagnosis: {}", e.toString());
+                    return null;
+                }
+            }
+            return admin;
+        }
+    }
+
+    @Override
+    public void close() {
+        Admin toClose;
+        synchronized (lock) {
+            closed = true;
+            toClose = admin;
+            admin = null;
+        }
+        if (toClose != null) {
+            toClose.close(java.time.Duration.ofSeconds(5));
+        }
+    }
+
+    private record Explained(RuntimeException original, RuntimeException reported) {
+    }
+}

@@ -1,0 +1,113 @@
+package io.outbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox.OutboxMessage;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Topic problems of one message on a real broker: K3 (the leading acknowledged records count,
+ * whatever a later record's topic does), R12 (a topic or partition problem of message k is a
+ * message-permanent failure of message k alone) and a topic whose partition count changes while
+ * the publisher runs.
+ */
+class TopicProblemsIntegrationTest {
+
+    @RegisterExtension
+    static final KafkaBroker KAFKA = new KafkaBroker();
+
+    private static OutboxMessage message(String topic, String key) {
+        StringSerializer s = new StringSerializer();
+        return OutboxMessage.create(topic, key, "value-" + key, s, s, List.of(), 8, null, Clock.systemUTC());
+    }
+
+    private KafkaOutboxPublisher publisher() {
+        return new KafkaOutboxPublisher(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
+                "max.block.ms", 3000, "metadata.max.age.ms", 500));
+    }
+
+    @Test
+    void k3_anUncreatableTopicAtPositionKFailsMessageKAloneAndTheMessagesBeforeItAreDeliveredOnce()
+            throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String existing = "orders.k3" + suffix;
+        String colliding = "orders_k3" + suffix; // collides with the existing one: Kafka refuses to create it
+        KAFKA.broker().createTopic(existing, 1);
+        List<OutboxMessage> batch = List.of(message(existing, "a"), message(existing, "b"),
+                message(colliding, "c"), message(existing, "d"));
+
+        PublishResult result;
+        try (KafkaOutboxPublisher publisher = publisher()) {
+            result = publisher.publish(batch).get(60, TimeUnit.SECONDS);
+        }
+
+        assertThat(result.acknowledged()).as("the two messages before the bad topic").isEqualTo(2);
+        assertThat(FailureKind.classify(result.firstError())).as("%s", result.firstError())
+                .isEqualTo(FailureKind.MESSAGE);
+        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing))
+                .extracting(TopicReader::messageId).as("delivered once each, in order; the one after is sent too")
+                .containsExactly(batch.get(0).messageId(), batch.get(1).messageId(), batch.get(3).messageId());
+    }
+
+    @Test
+    void k3_aTopicRecreatedWithAnotherPartitionCountIsLoggedOnceAtErrorNamingTheTopicAndBothCounts()
+            throws Exception {
+        String topic = "recreated-" + UUID.randomUUID();
+        KAFKA.broker().createTopic(topic, 2);
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        int[] expected = new int[1];
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try (KafkaOutboxPublisher publisher = publisher(); Admin admin = Admin.create(KAFKA.broker().adminConfig())) {
+            assertThat(publisher.publish(List.of(message(topic, "a"))).get(60, TimeUnit.SECONDS).acknowledged())
+                    .isEqualTo(1);
+
+            admin.deleteTopics(Set.of(topic)).all().get(30, TimeUnit.SECONDS);
+            // Re-created with 5 partitions, or by the broker's auto-creation (1 partition) when the
+            // producer's metadata refresh asks for it first, as it does in production.
+            int[] count = new int[1];
+            Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                try {
+                    admin.createTopics(List.of(new NewTopic(topic, 5, (short) 1))).all().get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // exists already: read what it has
+                }
+                count[0] = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS)
+                        .get(topic).partitions().size();
+                return count[0] != 2;
+            });
+            expected[0] = count[0];
+            Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                publisher.publish(List.of(message(topic, "b"))).get(60, TimeUnit.SECONDS);
+                return captured.toString(StandardCharsets.UTF_8).contains("partition count changed");
+            });
+            for (int i = 0; i < 3; i++) {
+                publisher.publish(List.of(message(topic, "c" + i))).get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            System.setErr(stderr);
+        }
+
+        String log = captured.toString(StandardCharsets.UTF_8);
+        List<String> errors = log.lines().filter(l -> l.contains("ERROR KafkaOutboxPublisher - partition count"))
+                .toList();
+        assertThat(errors).as(log).hasSize(1);
+        assertThat(errors.get(0)).contains("topic='" + topic + "'")
+                .contains("partition count changed from 2 to " + expected[0]);
+    }
+}
