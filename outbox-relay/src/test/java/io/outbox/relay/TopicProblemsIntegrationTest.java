@@ -37,8 +37,8 @@ class TopicProblemsIntegrationTest {
     }
 
     private KafkaOutboxPublisher publisher() {
-        return new KafkaOutboxPublisher(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
-                "max.block.ms", 3000, "metadata.max.age.ms", 500));
+        return KafkaOutboxPublisher.builder(Map.of("bootstrap.servers", KAFKA.broker().bootstrapServers(),
+                "max.block.ms", 3000, "metadata.max.age.ms", 500)).build();
     }
 
     @Test
