@@ -69,8 +69,7 @@ final class InboxConsumer implements AutoCloseable {
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500), new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<TopicPartition> partitions;
         try {
-            partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            partitions = OrderConsumer.partitions(consumer, topic);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
         } catch (RuntimeException e) {

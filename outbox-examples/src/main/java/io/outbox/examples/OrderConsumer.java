@@ -57,8 +57,7 @@ final class OrderConsumer implements AutoCloseable {
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000), new ByteArrayDeserializer(), new ByteArrayDeserializer());
         try {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            List<TopicPartition> partitions = partitions(consumer, topic);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
         } catch (RuntimeException e) {
@@ -68,6 +67,32 @@ final class OrderConsumer implements AutoCloseable {
         OrderConsumer reader = new OrderConsumer(consumer, messageIdHeader, checker);
         reader.thread.start();
         return reader;
+    }
+
+    /**
+     * The topic's partitions. A topic created a moment ago may not be in the metadata the broker
+     * answers with yet ({@code partitionsFor} then returns an empty list), so ask again for up to
+     * 30 s rather than assign nothing.
+     */
+    static List<TopicPartition> partitions(KafkaConsumer<byte[], byte[]> consumer, String topic) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            if (!partitions.isEmpty()) {
+                return partitions;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("topic '" + topic + "' has no partitions in the broker's metadata"
+                        + " after 30 s");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for topic '" + topic + "'", e);
+            }
+        }
     }
 
     private void run() {
