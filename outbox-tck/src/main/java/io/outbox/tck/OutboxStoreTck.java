@@ -964,12 +964,13 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S5: a relay that keeps its leases while its clock was set back never shortens them: the
-     * stored expiry stays the later one, so a peer cannot take the buckets early.
+     * S5, S13: a relay that keeps its leases while its clock was set back never shortens them and
+     * still changes them: the stored expiry becomes later than before, so a peer watching them sees
+     * a live holder, and the holder, its clock back to normal, still holds them.
      *
      * <p>If this test fails, check: the keep write sets expiry to
-     * {@code LeasePlan.renewedExpiry(observed)} (the maximum of the stored expiry and now +
-     * duration), not to now + duration.
+     * {@code LeasePlan.renewedExpiry(observed)} ({@code max(stored + 1, now + duration)}), not to
+     * now + duration nor to {@code max(stored, now + duration)}.
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -977,15 +978,19 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     public void required_S5_keepingALeaseNeverShortensIt() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
         long t0 = clock.millis();
         a.acquire();
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
+        FairShare shares = FairShare.of(env.bucketCount(), List.of(a.id, b.id));
         clock.setMillis(t0 - lease / 3);
-        assertThat(a.acquire()).as("relay-a keeps its buckets with its clock set back").hasSize(env.bucketCount());
+        List<Integer> aKept = a.acquire();
+        assertThat(aKept).as("relay-a keeps its share with its clock set back").hasSize(shares.share(a.id));
         clock.setMillis(t0 + lease - 1);
-        SimRelay b = relay("relay-b");
-        assertThat(b.acquire()).as("relay-b one millisecond before relay-a's original expiry").isEmpty();
-        clock.setMillis(t0 + lease);
-        assertThat(b.acquire()).as("relay-b at relay-a's original expiry").containsExactlyElementsOf(allBuckets());
+        assertThat(b.acquire()).as("relay-b takes its share, none of relay-a's kept leases")
+                .hasSize(shares.share(b.id)).doesNotContainAnyElementsOf(aKept);
+        assertThat(a.acquire()).as("relay-a, its clock back to normal, still holds its share")
+                .containsExactlyElementsOf(aKept);
     }
 
     /**
@@ -1001,15 +1006,24 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     public void required_S5_keepingALeaseExtendsIt() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
         long t0 = clock.millis();
         a.acquire();
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
+        FairShare shares = FairShare.of(env.bucketCount(), List.of(a.id, b.id));
         clock.setMillis(t0 + lease / 4);
-        assertThat(a.acquire()).as("relay-a keeps everything").containsExactlyElementsOf(allBuckets());
-        clock.setMillis(t0 + lease + lease / 4 - 1);
-        SimRelay b = relay("relay-b");
-        assertThat(b.acquire()).as("relay-b before the kept leases run out").isEmpty();
-        clock.setMillis(t0 + lease + lease / 4);
-        assertThat(b.acquire()).as("relay-b once they ran out").containsExactlyElementsOf(allBuckets());
+        List<Integer> aKept = a.acquire();
+        assertThat(aKept).as("relay-a keeps its share").hasSize(shares.share(a.id));
+        long t1 = t0 + lease + lease / 4 - 1;
+        clock.setMillis(t1);
+        assertThat(b.acquire()).as("relay-b a lease duration after its first look: relay-a kept its share since")
+                .hasSize(shares.share(b.id)).doesNotContainAnyElementsOf(aKept);
+        // relay-a stops: relay-b first saw its kept leases at t1.
+        clock.setMillis(t1 + lease - 1);
+        assertThat(b.acquire()).as("relay-b before the kept leases stayed unchanged for a lease duration")
+                .doesNotContainAnyElementsOf(aKept);
+        clock.setMillis(t1 + lease);
+        assertThat(b.acquire()).as("relay-b once they did").containsExactlyElementsOf(allBuckets());
     }
 
     /**
@@ -1076,12 +1090,13 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S6: the buckets of a relay that stops calling pass to the live relays once its leases expire,
-     * and not one millisecond earlier.
+     * S6, S13: the buckets of a relay that stops calling pass to the live relays one lease duration
+     * (of their own clock) after they first saw its last writes, and not one millisecond earlier.
      *
-     * <p>If this test fails, check: expiry is compared as {@code expiresAt <= now} with the
-     * injected clock; a silent relay's heartbeat stops counting after one lease duration; expired
-     * leases are claimable even though their owner column is still set.
+     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition} with one
+     * instance per store (it remembers what each relay observed); a silent relay's heartbeat
+     * stops counting once unchanged for one lease duration; the claim of a lease judged expired is
+     * conditional on the owner and expiry observed, not on {@code expiresAt <= now}.
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -1095,7 +1110,8 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         long lastCall = clock.millis();
         b.acquire();
         List<Integer> bBuckets = b.held;
-        // relay-b stops. Until its leases expire, relay-a must not get them.
+        // relay-b stops. relay-a first sees its last writes now; for a lease duration it must not get them.
+        assertThat(a.acquire()).as("relay-a right after relay-b's last call").doesNotContainAnyElementsOf(bBuckets);
         clock.setMillis(lastCall + lease - 1);
         assertThat(a.acquire()).as("relay-a before relay-b's leases expire").doesNotContainAnyElementsOf(bBuckets);
         clock.setMillis(lastCall + lease);
@@ -1103,11 +1119,12 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S6: a lease stops counting at its expiry instant: a relay acquiring exactly then, with a
-     * peer alive, gets its fair share afresh and not its expired leases back.
+     * S6: a lease stops counting at its expiry instant: a relay acquiring exactly then (its own
+     * leases unchanged for a lease duration since it wrote them), with a peer alive, gets its fair
+     * share afresh and not its expired leases back.
      *
      * <p>If this test fails, check: the read-back keeps only leases with {@code expiresAt > now}
-     * (strictly), and claims take those with {@code expiresAt <= now}.
+     * (strictly), by the caller's own clock.
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -1118,6 +1135,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         SimRelay b = relay("relay-b");
         long t0 = clock.millis();
         assertThat(a.acquire()).containsExactlyElementsOf(allBuckets());
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
         clock.setMillis(t0 + lease - 1);
         assertThat(b.acquire()).as("relay-b while relay-a's leases run").isEmpty();
         clock.setMillis(t0 + lease);
@@ -1416,10 +1434,14 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             clock.setMillis(at.toEpochMilli());
             SimRelay a = relay("relay-a-" + at.getEpochSecond());
             SimRelay b = relay("relay-b-" + at.getEpochSecond());
+            a.acquire(); // its first look: the leases of the previous leg have not expired to it yet
+            long t = at.toEpochMilli() + lease;
+            clock.setMillis(t);
             assertThat(a.acquire()).as("relay-a at %s", at).containsExactlyElementsOf(allBuckets());
-            clock.setMillis(at.toEpochMilli() + lease - 1);
+            assertThat(b.acquire()).as("relay-b's first look at %s", at).isEmpty();
+            clock.setMillis(t + lease - 1);
             assertThat(b.acquire()).as("relay-b just before expiry at %s", at).isEmpty();
-            clock.setMillis(at.toEpochMilli() + lease);
+            clock.setMillis(t + lease);
             assertThat(b.acquire()).as("relay-b at expiry at %s", at).containsExactlyElementsOf(allBuckets());
         }
     }
@@ -1627,19 +1649,23 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assumeCapability(LeaseRenewal.class, "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
         a.acquire();
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
         clock.advanceMillis(lease);
         assertThat(a.renew()).as("renewal at expiry").isEmpty();
-        clock.advanceMillis(lease);
-        SimRelay b = relay("relay-b");
-        assertThat(b.acquire()).as("relay-b after relay-a's leases expired").containsExactlyElementsOf(allBuckets());
+        // The renewal refreshed relay-a's heartbeat: relay-b takes its own share of the expired leases.
+        assertThat(b.acquire()).as("relay-b after relay-a's leases expired")
+                .hasSize(FairShare.of(env.bucketCount(), List.of(a.id, b.id)).share(b.id));
         assertThat(a.renew()).as("renewal after relay-b took over").isEmpty();
     }
 
     /**
-     * C1: a renewal with the clock set back never shortens a lease.
+     * C1, S13: a renewal with the clock set back never shortens a lease and still changes it, so a
+     * peer watching sees a live holder.
      *
-     * <p>If this test fails, check: the renewal sets expiry to max(stored expiry, now + duration).
+     * <p>If this test fails, check: the renewal sets expiry to max(stored expiry + 1, now +
+     * duration).
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -1648,15 +1674,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assumeCapability(LeaseRenewal.class, "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
         long t0 = clock.millis();
         a.acquire();
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
         clock.setMillis(t0 - lease / 3);
         assertThat(a.renew()).as("renewal with the clock set back").containsExactlyElementsOf(allBuckets());
         clock.setMillis(t0 + lease - 1);
-        SimRelay b = relay("relay-b");
-        assertThat(b.acquire()).as("relay-b before relay-a's original expiry").isEmpty();
-        clock.setMillis(t0 + lease);
-        assertThat(b.acquire()).as("relay-b at relay-a's original expiry").containsExactlyElementsOf(allBuckets());
+        assertThat(b.acquire()).as("relay-b: the renewal with the clock set back changed relay-a's leases").isEmpty();
+        assertThat(a.renew()).as("relay-a, its clock back to normal: the renewal did not shorten its leases")
+                .containsExactlyElementsOf(allBuckets());
     }
 
     /**
@@ -1750,9 +1777,10 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     public void optional_C3_releaseIsFencedByOwner() throws Exception {
         assumeCapability(LeaseRelease.class, "C3");
         SimRelay a = relay("relay-a");
-        a.acquire();
-        clock.advance(env.leaseDuration());
         SimRelay b = relay("relay-b");
+        a.acquire();
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
+        clock.advance(env.leaseDuration());
         assertThat(b.acquire()).as("relay-b after relay-a's leases expired").containsExactlyElementsOf(allBuckets());
         ((LeaseRelease) a.store).releaseBucketLeases(a.id);
         SimRelay c = relay("relay-c");

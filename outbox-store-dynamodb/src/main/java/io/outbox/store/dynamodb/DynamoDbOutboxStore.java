@@ -72,9 +72,11 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * <ul>
  *   <li>keep: {@code SET expiresAt = :renewed} if {@code owner = :me AND expiresAt = :seen};</li>
  *   <li>release: {@code REMOVE owner} if {@code owner = :me AND expiresAt = :seen};</li>
- *   <li>claim: {@code SET owner = :me, expiresAt = :now+duration} if
- *       {@code attribute_not_exists(owner) OR expiresAt <= :now} (this also creates a missing
- *       lease item);</li>
+ *   <li>claim: {@code SET owner = :me, expiresAt = :now+duration} if owner and expiry are
+ *       exactly as observed ({@code #owner = :owner AND #expiresAt = :seen}, or
+ *       {@code attribute_not_exists(owner)} for a free lease; a lease observed free at 0 also
+ *       matches a missing item, which the update creates): the value the planner judged free or
+ *       expired by observed change (S13), never a clock comparison;</li>
  *   <li>stale heartbeat: {@code DeleteItem} if {@code lastSeen = :seen}.</li>
  * </ul>
  * A {@code ConditionalCheckFailedException} means another relay moved first; it is counted in
@@ -138,6 +140,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private final boolean ownsClient;
     private final DynamoDbOutboxOptions options;
     private final Clock clock;
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
     private final String messagesTable;
     private final String coordinationTable;
     private final DynamoDbOutboxWriter writer;
@@ -276,7 +279,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
 
     private List<Integer> acquireLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /**
@@ -339,7 +342,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                 fencedUpdate(seen, me, "REMOVE #owner", Map.of());
             }
             for (BucketLease seen : writes.claim()) {
-                claim(seen.bucket(), me, writes.nowMillis(), writes.claimExpiresAtMillis());
+                claim(seen, me, writes.claimExpiresAtMillis());
             }
         }
 
@@ -416,11 +419,27 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         return conditionalUpdate(seen.bucket(), update, "#owner = :me AND #expiresAt = :seen", all);
     }
 
-    private boolean claim(int bucket, String me, long now, long expiry) {
-        return conditionalUpdate(bucket, "SET #owner = :me, #expiresAt = :exp, #bucket = :b",
-                "attribute_not_exists(#owner) OR #expiresAt <= :now",
-                Map.of(":me", AttributeValue.fromS(me), ":exp", number(expiry), ":b", number(bucket),
-                        ":now", number(now)));
+    /**
+     * Claim: conditional on the exact owner and expiry observed (S13), never on a clock
+     * comparison. A lease observed free at expiry 0 may have no item yet; the update creates it.
+     */
+    private boolean claim(BucketLease seen, String me, long expiry) {
+        int bucket = seen.bucket();
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":me", AttributeValue.fromS(me));
+        values.put(":exp", number(expiry));
+        values.put(":b", number(bucket));
+        values.put(":seen", number(seen.expiresAtMillis()));
+        String condition;
+        if (seen.owner() != null) {
+            values.put(":owner", AttributeValue.fromS(seen.owner()));
+            condition = "#owner = :owner AND #expiresAt = :seen";
+        } else if (seen.expiresAtMillis() == 0L) {
+            condition = "attribute_not_exists(#owner) AND (attribute_not_exists(#expiresAt) OR #expiresAt = :seen)";
+        } else {
+            condition = "attribute_not_exists(#owner) AND #expiresAt = :seen";
+        }
+        return conditionalUpdate(bucket, "SET #owner = :me, #expiresAt = :exp, #bucket = :b", condition, values);
     }
 
     private boolean conditionalUpdate(int bucket, String update, String condition, Map<String, AttributeValue> values) {

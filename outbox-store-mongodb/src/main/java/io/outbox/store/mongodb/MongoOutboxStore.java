@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
-import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
 
 import com.mongodb.MongoException;
@@ -99,10 +98,11 @@ import org.bson.conversions.Bson;
  * heartbeats and leases, and then sends every planned transition as one {@code updateOne}
  * statement whose filter carries the condition, so the server decides every race:
  * <ul>
- *   <li>claim: {@code {_id: b, $or: [{owner: null}, {expiresAt: {$lte: now}}]}} &rarr;
+ *   <li>claim: {@code {_id: b, owner: observed, expiresAt: observed}} (the value observed,
+ *       judged free or expired by observed change, S13) &rarr;
  *       {@code {$set: {owner: me, expiresAt: now + leaseDuration}}};</li>
  *   <li>keep: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
- *       {@code {$set: {expiresAt: max(observed, now + leaseDuration)}}};</li>
+ *       {@code {$set: {expiresAt: max(observed + 1, now + leaseDuration)}}};</li>
  *   <li>release: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
  *       {@code {$set: {owner: null}}};</li>
  *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now}}} &rarr;
@@ -176,6 +176,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     private final boolean ownsClient;
     private final MongoOutboxOptions options;
     private final Clock clock;
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
     private final MongoCollection<BsonDocument> messages;
     private final MongoCollection<BsonDocument> sequences;
     private final MongoCollection<BsonDocument> leases;
@@ -306,7 +307,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /** The primitives of {@link LeaseAcquisition} on this store's collections. */
@@ -402,8 +403,9 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
                 writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed), Updates.set(OWNER, BsonNull.VALUE)));
             }
             for (BucketLease observed : plan.claim()) {
-                writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()),
-                        or(eq(OWNER, null), lte(EXPIRES_AT, plan.nowMillis()))),
+                // S13: conditional on the exact owner and expiry observed, never on a clock comparison.
+                writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()), eq(OWNER, observed.owner()),
+                        eq(EXPIRES_AT, observed.expiresAtMillis())),
                         Updates.combine(Updates.set(OWNER, me), Updates.set(EXPIRES_AT, plan.claimExpiresAtMillis()))));
             }
             leases.bulkWrite(writes, UNORDERED);
