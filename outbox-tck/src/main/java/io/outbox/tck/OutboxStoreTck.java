@@ -304,7 +304,11 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * @throws Exception when the fixture fails
      */
     protected final OutboxStore openStore() throws Exception {
-        OutboxStore s = newStore(clock);
+        return openStore(clock);
+    }
+
+    private OutboxStore openStore(Clock storeClock) throws Exception {
+        OutboxStore s = newStore(storeClock);
         assertThat(s).as("newStore(clock) returned null").isNotNull();
         opened.add(s);
         return s;
@@ -356,6 +360,11 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
 
     private SimRelay relay(String id) throws Exception {
         return new SimRelay(id, openStore(), env);
+    }
+
+    /** A relay whose store runs on its own clock (S13). */
+    private SimRelay relay(String id, Clock relayClock) throws Exception {
+        return new SimRelay(id, openStore(relayClock), env);
     }
 
     /** One round: every relay acquires once, in random order; asserts nobody shares a bucket. */
@@ -899,7 +908,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * on any overlap between two relays.
      *
      * <p>If this test fails, check: every lease transition is one atomic conditional write whose
-     * condition the database evaluates (claim: owner is null or expired at now; keep and release:
+     * condition the database evaluates (claim: owner and expiry as observed; keep and release:
      * owner = me and expiry = the value read); the read-back only returns leases with owner = me
      * and expiry &gt; now; nothing is decided on data read earlier in the call without a condition
      * on the write.
@@ -1033,8 +1042,8 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
      * conditional writes keep them apart. Like the contention test this is a race: a store without
      * conditional claims fails it often, not always.
      *
-     * <p>If this test fails, check: the claim is a conditional write (owner is null or expiry
-     * &lt;= now) evaluated by the database; the read-back comes from the store, not from the writes
+     * <p>If this test fails, check: the claim is a conditional write (owner and expiry as
+     * observed) evaluated by the database; the read-back comes from the store, not from the writes
      * the relay planned.
      *
      * @throws Exception when the store or the fixture fails
@@ -1083,6 +1092,159 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         }
         runConcurrently(tasks);
         assertThat(violations).as("S5: buckets granted to two relays at once").isEmpty();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S13 liveness by observed change: clocks offset and set forward or back
+    // ---------------------------------------------------------------------------------------
+
+    /** The clock skew of the S13 rules: 60 s, or six lease durations when that is more. */
+    private long skewMillis() {
+        return Math.max(60_000L, 6 * env.leaseDuration().toMillis());
+    }
+
+    /**
+     * One S13 round: each relay acquires once, in the order given, with the shared clock advanced
+     * by a quarter lease duration before the round (the relays' renew interval); after every call
+     * the caller's buckets must be disjoint from every other relay's latest answer.
+     */
+    private void skewRound(List<SimRelay> order, String what, int round) {
+        clock.advanceMillis(Math.max(1, env.leaseDuration().toMillis() / 4));
+        for (SimRelay r : order) {
+            List<Integer> mine = r.acquire();
+            for (SimRelay other : order) {
+                if (other != r) {
+                    List<Integer> shared = new ArrayList<>(mine);
+                    shared.retainAll(other.held);
+                    assertThat(shared).as("S13 %s, round %d: buckets %s and %s hold at once (%s vs %s)", what, round,
+                            r.id, other.id, mine, other.held).isEmpty();
+                }
+            }
+        }
+    }
+
+    private void assertFairShares(List<SimRelay> relays, String what, int round) {
+        FairShare shares = FairShare.of(env.bucketCount(), relays.stream().map(r -> r.id).toList());
+        Set<Integer> union = new TreeSet<>();
+        for (SimRelay r : relays) {
+            assertThat(r.held).as("S13 %s, round %d: %s's share", what, round, r.id).hasSize(shares.share(r.id));
+            union.addAll(r.held);
+        }
+        assertThat(union).as("S13 %s, round %d: every bucket held", what, round).containsExactlyElementsOf(allBuckets());
+    }
+
+    /**
+     * S13: two relays whose clocks are 60 s apart (each way round: the second relay's clock ahead,
+     * then behind) acquire for hundreds of rounds: they converge to fair shares, keep them, and
+     * never hold one bucket at once. A relay whose clock is ahead does not see its peer's leases
+     * and heartbeat as expired; one whose clock is behind does not see its own as fresher than
+     * they are.
+     *
+     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition} (one instance
+     * per store, liveness by observed change); no claim, share or read-back compares this relay's
+     * clock with a timestamp another relay wrote; the claim is conditional on the owner and expiry
+     * observed.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket() throws Exception {
+        int rounds = Math.max(200, env.contentionRounds());
+        int settle = 12;
+        for (long offset : List.of(skewMillis(), -skewMillis())) {
+            String what = "peer clock " + (offset > 0 ? "ahead" : "behind") + " by " + Math.abs(offset) + " ms";
+            String tag = offset > 0 ? "ahead" : "behind";
+            SimRelay a = relay("skew-a-" + tag);
+            SimRelay b = relay("skew-b-" + tag, new SkewedClock(clock, offset));
+            List<SimRelay> both = List.of(a, b);
+            Random random = new Random(13 + offset);
+            for (int round = 0; round < rounds; round++) {
+                List<SimRelay> order = new ArrayList<>(both);
+                Collections.shuffle(order, random);
+                skewRound(order, what, round);
+                if (round >= settle) {
+                    assertFairShares(both, what, round);
+                }
+            }
+            // The next pair starts on a clean table: these two give their leases back by stopping
+            // and letting the new pair take over, which the settle rounds allow for.
+        }
+    }
+
+    /**
+     * S13: a relay whose clock jumps forward, and later back, by 60 s mid-run neither takes its
+     * peer's buckets nor loses its own: with calls alternating, each sees the other's heartbeat
+     * and leases change between two of its own calls.
+     *
+     * <p>If this test fails, check: expiry is judged by observed change with elapsed time counted
+     * on the caller's clock between its own calls (a step back counting as none); keeps and
+     * heartbeats always change the stored value ({@code max(stored + 1, ...)}), so a relay whose
+     * clock went back still shows it is alive; the read-back and keeps of the caller's own leases
+     * do not depend on where its clock stands relative to other relays' timestamps.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S13_aClockJumpNeitherStealsNorLosesLeases() throws Exception {
+        SkewedClock jumpy = new SkewedClock(clock, 0);
+        SimRelay a = relay("steady");
+        SimRelay b = relay("jumpy", jumpy);
+        List<SimRelay> order = List.of(a, b);
+        for (int round = 0; round < 12; round++) {
+            skewRound(order, "before the jump", round);
+        }
+        assertFairShares(order, "before the jump", 12);
+        List<Integer> aHeld = a.held;
+        List<Integer> bHeld = b.held;
+        for (long jump : List.of(skewMillis(), -2 * skewMillis(), skewMillis())) {
+            jumpy.jump(jump);
+            String what = "jumpy's clock moved by " + jump + " ms";
+            for (int round = 0; round < 40; round++) {
+                skewRound(order, what, round);
+                assertThat(a.held).as("S13 %s, round %d: steady keeps its buckets", what, round)
+                        .containsExactlyElementsOf(aHeld);
+                assertThat(b.held).as("S13 %s, round %d: jumpy keeps its buckets", what, round)
+                        .containsExactlyElementsOf(bHeld);
+            }
+        }
+    }
+
+    /**
+     * S13, S6: a relay whose clock is far ahead of or behind a dead relay's takes over the dead
+     * relay's buckets one lease duration of its own clock after it first saw their last value, not
+     * one millisecond earlier and not later, whatever the timestamps the dead relay wrote say.
+     *
+     * <p>If this test fails, check: a lease and heartbeat count as expired once unchanged for one
+     * lease duration since the caller first observed them, regardless of the expiry stored;
+     * claims of a held-but-stale lease are conditional on the observed owner and expiry, not on
+     * {@code expiresAt <= now}.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        for (long offset : List.of(skewMillis(), -skewMillis())) {
+            String tag = offset > 0 ? "ahead" : "behind";
+            SimRelay dead = relay("dying-" + tag, new SkewedClock(clock, -offset));
+            SimRelay survivor = relay("survivor-" + tag, new SkewedClock(clock, offset));
+            List<SimRelay> both = List.of(dead, survivor);
+            for (int round = 0; round < 12; round++) {
+                skewRound(both, "survivor " + tag, round);
+            }
+            assertFairShares(both, "survivor " + tag, 12);
+            clock.advanceMillis(1);
+            dead.acquire(); // its last call
+            long seen = clock.millis();
+            assertThat(survivor.acquire()).as("survivor (clock %s) right after the last call", tag)
+                    .doesNotContainAnyElementsOf(dead.held);
+            clock.setMillis(seen + lease - 1);
+            assertThat(survivor.acquire()).as("survivor (clock %s) one millisecond before a lease duration of "
+                    + "observation", tag).doesNotContainAnyElementsOf(dead.held);
+            clock.setMillis(seen + lease);
+            assertThat(survivor.acquire()).as("survivor (clock %s) after a lease duration of observation", tag)
+                    .containsExactlyElementsOf(allBuckets());
+        }
     }
 
     // ---------------------------------------------------------------------------------------
