@@ -24,7 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       {@code bucketCount}; any makes the call throw {@link OutboxMisconfigurationException}
  *       naming the buckets, before anything is written.</li>
  *   <li>The caller's heartbeat ({@link LeaseStore#writeHeartbeat}).</li>
- *   <li>One snapshot of heartbeats and leases ({@link LeaseStore#readSnapshot}), planned with
+ *   <li>One snapshot of heartbeats and leases ({@link LeaseStore#readSnapshot}), then the clock
+ *       read again (the time of observation, S13), planned with
  *       {@link LeasePlan#compute}.</li>
  *   <li>Missing lease rows created free ({@link LeaseStore#createFreeLeases}; a store whose
  *       claim is a conditional upsert needs none and keeps the default no-op).</li>
@@ -103,9 +104,13 @@ public final class LeaseAcquisition {
         store.writeHeartbeat(me, heartbeat);
         LeaseSnapshot snapshot = Objects.requireNonNull(store.readSnapshot(bucketCount),
                 "readSnapshot returned null");
+        // The time of observation is read after the snapshot returns: a value counts as first seen
+        // no earlier than it was actually read, so "unchanged for a lease duration since first seen"
+        // never credits time from before the holder wrote it, however long this call took (S5).
+        long observedAt = clock.millis();
         LeasePlan.Liveness liveness;
         synchronized (observer) {
-            liveness = observer.observe(me, now, duration, bucketCount, snapshot);
+            liveness = observer.observe(me, observedAt, duration, bucketCount, snapshot);
         }
         LeasePlan plan = LeasePlan.compute(request, now, snapshot.heartbeats(), snapshot.leases(), liveness);
         if (!plan.missingBuckets().isEmpty()) {

@@ -516,9 +516,10 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     /**
-     * C1: extends an unexpired lease of the caller to {@code max(expiresAt, extended)}. DynamoDB has
-     * no max(), so the write only happens when it lengthens the lease; when it is refused, the old
-     * item tells whether the lease is still the caller's (already longer) or lost.
+     * C1: extends an unexpired lease of the caller to {@code max(expiresAt + 1, extended)}. DynamoDB
+     * has no max(): the first write only happens when it lengthens the lease to {@code extended};
+     * when it is refused, the old item tells whether the lease is still the caller's (already
+     * longer: a second write fenced on that expiry moves it on by 1 ms, S13) or lost.
      */
     private boolean renew(int bucket, String me, long now, long extended) {
         try {
@@ -528,13 +529,25 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                     .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD).build());
             return true;
         } catch (ConditionalCheckFailedException refused) {
-            countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
             Map<String, AttributeValue> old = refused.hasItem() ? refused.item() : currentLease(bucket);
-            return !old.isEmpty() && lease(old).isHeldBy(me, now);
+            if (old.isEmpty() || !lease(old).isHeldBy(me, now)) {
+                countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
+                return false;
+            }
+            // Already at or past extended (the clock went back): move it on by 1 ms, so the stored
+            // value still changes and peers see a live holder (S13).
+            return fencedUpdate(lease(old), me, "SET #expiresAt = :exp",
+                    Map.of(":exp", number(lease(old).expiresAtMillis() + 1)))
+                    || heldNow(bucket, me, now);
         }
     }
 
     /** The lease item as stored now, for backends that do not return it with a refused write. */
+    private boolean heldNow(int bucket, String me, long now) {
+        Map<String, AttributeValue> item = currentLease(bucket);
+        return !item.isEmpty() && lease(item).isHeldBy(me, now);
+    }
+
     private Map<String, AttributeValue> currentLease(int bucket) {
         var response = client.getItem(r -> r.tableName(coordinationTable).key(CoordinationItems.leaseKey(bucket))
                 .consistentRead(true));

@@ -105,8 +105,11 @@ import org.bson.conversions.Bson;
  *       {@code {$set: {expiresAt: max(observed + 1, now + leaseDuration)}}};</li>
  *   <li>release: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
  *       {@code {$set: {owner: null}}};</li>
- *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now}}} &rarr;
- *       {@code {$max: {expiresAt: now + leaseDuration}}};</li>
+ *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now, $lt: now + leaseDuration}}}
+ *       &rarr; {@code {$set: {expiresAt: now + leaseDuration}}}, then
+ *       {@code {_id: b, owner: me, expiresAt: {$gte: now + leaseDuration}}} &rarr;
+ *       {@code {$inc: {expiresAt: 1}}}: later than both the stored value and
+ *       {@code now + leaseDuration}, so the stored value always changes (S13);</li>
  *   <li>release all (C3): {@code {owner: me}} &rarr; {@code {$set: {owner: null}}}.</li>
  * </ul>
  * The statements of one call travel in one unordered bulk write (one round trip); each is atomic
@@ -171,6 +174,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     private static final String SEQ = MessageDocuments.SEQ;
     private static final int UPSERT_ATTEMPTS = 3;
     private static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
+    private static final BulkWriteOptions ORDERED = new BulkWriteOptions().ordered(true);
 
     private final MongoClient client;
     private final boolean ownsClient;
@@ -445,8 +449,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     /**
      * {@inheritDoc}
      *
-     * <p>One heartbeat upsert, one bulk write with a {@code $max} renewal per bucket, one
-     * read-back.
+     * <p>One heartbeat upsert, one ordered bulk write with two conditional updates per bucket
+     * (together later than both the stored expiry and {@code now + leaseDuration}), one read-back.
      */
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
@@ -460,10 +464,14 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         long extended = now + request.leaseDurationMillis();
         List<WriteModel<BsonDocument>> renewals = new ArrayList<>();
         for (int bucket : request.heldBuckets()) {
-            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gt(EXPIRES_AT, now)),
-                    Updates.max(EXPIRES_AT, extended)));
+            // max(stored + 1, extended) in two ordered steps, so the stored value always changes (S13):
+            // raise a shorter lease to extended, then move it on by 1 ms (never shorter, always changed).
+            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gt(EXPIRES_AT, now),
+                    lt(EXPIRES_AT, extended)), Updates.set(EXPIRES_AT, extended)));
+            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gte(EXPIRES_AT, extended)),
+                    Updates.inc(EXPIRES_AT, 1L)));
         }
-        leases.bulkWrite(renewals, UNORDERED);
+        leases.bulkWrite(renewals, ORDERED);
         return owned(me, now, in(ID, request.heldBuckets()));
     }
 
