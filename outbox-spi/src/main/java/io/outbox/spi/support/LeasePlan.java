@@ -25,12 +25,12 @@ import java.util.TreeMap;
  *   <li>Read all heartbeats and all lease rows (one query each where the database allows).</li>
  *   <li>{@code LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases)}.</li>
  *   <li>For each lease in {@link #keep()}: conditional write "owner = me and expiresAt = the
- *       observed expiry" setting {@code expiresAt = }{@link #renewedExpiry(BucketLease)} (never
- *       shorter than before, so a clock set back cannot cut a lease short).</li>
+ *       observed expiry" setting {@code expiresAt = }{@link #renewedExpiry(BucketLease)} (later
+ *       than before, so a clock set back neither cuts a lease short nor leaves it unchanged).</li>
  *   <li>For each lease in {@link #release()}: conditional write "owner = me and expiresAt = the
  *       observed expiry" setting {@code owner = null}.</li>
- *   <li>For each lease in {@link #claim()}: conditional write "owner is null or expiresAt &lt;=
- *       now" setting {@code owner = me, expiresAt = }{@link #claimExpiry()}. A bucket listed in
+ *   <li>For each lease in {@link #claim()}: conditional write "owner and expiresAt as observed"
+ *       setting {@code owner = me, expiresAt = }{@link #claimExpiry()} (S13). A bucket listed in
  *       {@link #missingBuckets()} has no row yet: create it free first, idempotently (a duplicate
  *       key from a concurrent relay is fine), or use a conditional upsert.</li>
  *   <li>Optionally delete the heartbeats in {@link #staleRelays()}, fenced by the observed
@@ -44,14 +44,15 @@ import java.util.TreeMap;
  * fleet makes no refused writes.
  *
  * <h2>The plan</h2>
- * Live relays are the caller plus every relay whose heartbeat is newer than
- * {@code now - leaseDuration}. {@link FairShare} over them gives each relay a share and a
+ * Live relays are the caller plus every relay whose heartbeat the {@link Liveness} does not
+ * count as expired ({@link LeaseAcquisition} judges by observed change, S13; the four-argument
+ * {@code compute} by comparing {@code now} with the stored times). {@link FairShare} over them gives each relay a share and a
  * preferred range. The caller keeps its unexpired leases up to its share (those in its preferred
  * range first, then those in {@link LeaseRequest#heldBuckets()}, then the lowest) and releases
  * the rest. Claimable buckets (free or expired, ascending) are then assigned, identically on
  * every relay: first each to the relay whose preferred range holds it, if that relay is below its
  * share, then leftovers to relays still below their share, in rank order. A relay's deficit is
- * its share minus its unexpired leases (capped at the share). The caller claims the buckets
+ * its share minus its leases not counted as expired (capped at the share). The caller claims the buckets
  * assigned to it.
  *
  * <p>Instances are immutable and thread-safe.

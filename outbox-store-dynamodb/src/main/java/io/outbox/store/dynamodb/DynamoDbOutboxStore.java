@@ -524,7 +524,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private boolean renew(int bucket, String me, long now, long extended) {
         try {
             client.updateItem(leaseUpdate(bucket, "SET #expiresAt = :exp",
-                    "#owner = :me AND #expiresAt > :now AND #expiresAt <= :exp",
+                    "#owner = :me AND #expiresAt > :now AND #expiresAt < :exp",
                     Map.of(":me", AttributeValue.fromS(me), ":now", number(now), ":exp", number(extended)))
                     .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD).build());
             return true;

@@ -700,7 +700,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
 
         /**
          * Sets the clock all lease and heartbeat time comes from (S11). Relays sharing a store
-         * need clocks in sync.
+         * need clocks that run at about the same rate, not in sync (S13).
          *
          * @param clock the clock; not null (checked in {@link #build()}); default {@link Clock#systemUTC()}
          * @return this builder
