@@ -90,7 +90,9 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *       read-back Query) plus one UpdateItem per lease kept, released or claimed, plus one
  *       DeleteItem per stale heartbeat.</li>
  *   <li>{@code renewBucketLeases}: 1 PutItem plus 1 UpdateItem per bucket renewed (and a GetItem after a
- *       refused one, only where the backend does not return the old item with the refusal).</li>
+ *       refused one, only where the backend does not return the old item with the refusal); a lease
+ *       already at or past {@code now + leaseDuration} (a clock set back, or a renewal in the
+ *       millisecond of the last keep) costs a second UpdateItem that moves it on by 1 ms (S13).</li>
  *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
  *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).</li>
  *   <li>{@code markPublished}: one BatchWriteItem per 25 messages, plus retries of unprocessed items.</li>
