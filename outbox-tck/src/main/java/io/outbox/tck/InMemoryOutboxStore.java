@@ -86,6 +86,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
     private final InMemoryDeadLetters<InMemoryStoredMessage> deadLetters;
     private final InMemoryLeases leaseStore = new InMemoryLeases();
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
 
     /**
      * Creates a store; for subclasses ({@code new InMemoryOutboxStore(InMemoryOutboxStore.builder()
@@ -219,7 +220,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /** The primitives of {@link LeaseAcquisition}: the template a database store maps onto statements. */
@@ -266,9 +267,9 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
                         new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
             }
             for (BucketLease observed : writes.claim()) {
-                leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(writes.nowMillis())
-                        ? new BucketLease(bucket, me, writes.claimExpiresAtMillis())
-                        : current);
+                // S13: conditional on the exact value observed, never on a clock comparison.
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), me, writes.claimExpiresAtMillis()));
             }
         }
 
@@ -298,12 +299,12 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         StoreArguments.requireRequest(request);
         long now = clock.millis();
         String me = request.relayId();
-        heartbeats.put(me, now);
-        long extended = now + request.leaseDurationMillis();
+        heartbeats.merge(me, now, (stored, fresh) -> Math.max(stored + 1, fresh));
         List<Integer> held = new ArrayList<>();
         for (int bucket : request.heldBuckets()) {
             BucketLease after = leases.computeIfPresent(bucket, (b, current) -> current.isHeldBy(me, now)
-                    ? new BucketLease(b, me, Math.max(current.expiresAtMillis(), extended))
+                    ? new BucketLease(b, me, LeasePlan.renewedExpiry(current.expiresAtMillis(), now,
+                            request.leaseDurationMillis()))
                     : current);
             if (after != null && after.isHeldBy(me, now)) {
                 held.add(bucket);

@@ -159,22 +159,23 @@ public enum TckRule {
                 + "(from the return of a call until the lease duration after its start, cut short by its "
                 + "next call) and fails on any overlap between two relays.",
             "every lease transition is one atomic conditional write whose condition the database "
-                + "evaluates (claim: owner is null or expired at now; keep and release: owner = me and "
+                + "evaluates (claim: owner and expiry as observed; keep and release: owner = me and "
                 + "expiry = the value read); the read-back only returns leases with owner = me and expiry > "
                 + "now; nothing is decided on data read earlier in the call without a condition on the "
                 + "write."),
 
     /** {@link OutboxStoreTck#required_S5_keepingALeaseNeverShortensIt}. */
     S5_KEEPING_A_LEASE_NEVER_SHORTENS_IT(Binding.REQUIRED, "S5", "required_S5_keepingALeaseNeverShortensIt",
-            "S5: a relay that keeps its leases while its clock was set back never shortens them: the "
-                + "stored expiry stays the later one, so a peer cannot take the buckets early.",
-            "the keep write sets expiry to LeasePlan.renewedExpiry(observed) (the maximum of the "
-                + "stored expiry and now + duration), not to now + duration."),
+            "S5, S13: a relay that keeps its leases while its clock was set back never shortens them "
+                + "and still changes them: it keeps its share, a peer gets none of it, and the holder, its "
+                + "clock back to normal, still holds it.",
+            "the keep write sets expiry to LeasePlan.renewedExpiry(observed) (max(stored + 1, now + "
+                + "duration)), not to now + duration nor to max(stored, now + duration)."),
 
     /** {@link OutboxStoreTck#required_S5_keepingALeaseExtendsIt}. */
     S5_KEEPING_A_LEASE_EXTENDS_IT(Binding.REQUIRED, "S5", "required_S5_keepingALeaseExtendsIt",
-            "S5: keeping a lease extends it to a full lease duration from the keeping call, so a peer "
-                + "cannot take it when the original lease would have run out.",
+            "S5: keeping a lease changes and extends it, so a peer that watches it takes it only a "
+                + "lease duration after the last keep it saw, not when the original lease would have run out.",
             "every acquire writes the keep for each lease the relay keeps (no \"still fresh, skip the "
                 + "write\" shortcut), with LeasePlan.renewedExpiry."),
 
@@ -185,23 +186,54 @@ public enum TckRule {
                 + "sees only the heartbeats written before its read), plan overlapping claims, and only the "
                 + "database's conditional writes keep them apart. Like the contention test this is a race: "
                 + "a store without conditional claims fails it often, not always.",
-            "the claim is a conditional write (owner is null or expiry <= now) evaluated by the "
+            "the claim is a conditional write (owner and expiry as observed) evaluated by the "
                 + "database; the read-back comes from the store, not from the writes the relay planned."),
 
     /** {@link OutboxStoreTck#required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration}. */
     S6_A_STOPPED_RELAYS_BUCKETS_ARE_TAKEN_OVER_AFTER_THE_LEASE_DURATION(Binding.REQUIRED, "S6", "required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration",
-            "S6: the buckets of a relay that stops calling pass to the live relays once its leases "
-                + "expire, and not one millisecond earlier.",
-            "expiry is compared as expiresAt <= now with the injected clock; a silent relay's "
-                + "heartbeat stops counting after one lease duration; expired leases are claimable even "
-                + "though their owner column is still set."),
+            "S6, S13: the buckets of a relay that stops calling pass to the live relays one lease "
+                + "duration (of their own clock) after they first saw its last writes, and not one "
+                + "millisecond earlier.",
+            "acquire goes through LeaseAcquisition with one instance per store (it remembers what each "
+                + "relay observed); a silent relay's heartbeat stops counting once unchanged for one lease "
+                + "duration; the claim of a lease judged expired is conditional on the owner and expiry "
+                + "observed, not on expiresAt <= now."),
 
     /** {@link OutboxStoreTck#required_S6_aLeaseStopsCountingAtItsExpiryInstant}. */
     S6_A_LEASE_STOPS_COUNTING_AT_ITS_EXPIRY_INSTANT(Binding.REQUIRED, "S6", "required_S6_aLeaseStopsCountingAtItsExpiryInstant",
-            "S6: a lease stops counting at its expiry instant: a relay acquiring exactly then, with a "
-                + "peer alive, gets its fair share afresh and not its expired leases back.",
-            "the read-back keeps only leases with expiresAt > now (strictly), and claims take those "
-                + "with expiresAt <= now."),
+            "S6: a lease stops counting at its expiry instant: a relay acquiring exactly then (its own "
+                + "leases unchanged for a lease duration since it wrote them), with a peer alive, gets its "
+                + "fair share afresh and not its expired leases back.",
+            "the read-back keeps only leases with expiresAt > now (strictly), by the caller's own clock."),
+
+    /** {@link OutboxStoreTck#required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket}. */
+    S13_RELAYS_WITH_CLOCKS_FAR_APART_KEEP_FAIR_SHARES_AND_NEVER_SHARE_A_BUCKET(Binding.REQUIRED, "S13",
+            "required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket",
+            "S13: two relays whose clocks are 60 s apart (each way round) acquire for hundreds of rounds: "
+                + "they converge to fair shares, keep them, and never hold one bucket at once.",
+            "acquire goes through LeaseAcquisition (one instance per store, liveness by observed "
+                + "change); no claim, share or read-back compares this relay's clock with a timestamp "
+                + "another relay wrote; the claim is conditional on the owner and expiry observed."),
+
+    /** {@link OutboxStoreTck#required_S13_aClockJumpNeitherStealsNorLosesLeases}. */
+    S13_A_CLOCK_JUMP_NEITHER_STEALS_NOR_LOSES_LEASES(Binding.REQUIRED, "S13",
+            "required_S13_aClockJumpNeitherStealsNorLosesLeases",
+            "S13: a relay whose clock jumps forward, then back, by 60 s mid-run (calls alternating with "
+                + "its peer's) neither takes its peer's buckets nor loses its own.",
+            "expiry is judged by observed change, elapsed time counted on the caller's clock between "
+                + "its own calls (a step back counting as none); keeps and heartbeats always change the "
+                + "stored value (max(stored + 1, ...)); the caller's own read-back and keeps do not depend "
+                + "on other relays' timestamps."),
+
+    /** {@link OutboxStoreTck#required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation}. */
+    S13_A_DEAD_RELAYS_BUCKETS_ARE_TAKEN_OVER_WITHIN_A_LEASE_DURATION_OF_OBSERVATION(Binding.REQUIRED, "S13",
+            "required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation",
+            "S13, S6: a relay whose clock is far ahead of or behind a dead relay's takes over the dead "
+                + "relay's buckets exactly one lease duration of its own clock after it first saw their "
+                + "last value, whatever timestamps the dead relay wrote.",
+            "a lease and heartbeat count as expired once unchanged for one lease duration since the "
+                + "caller first observed them, regardless of the expiry stored; claims of a held but "
+                + "stale lease are conditional on the observed owner and expiry, not on expiresAt <= now."),
 
     /** {@link OutboxStoreTck#required_S7_fairSharesConvergeAsRelaysJoinAndLeave}. */
     S7_FAIR_SHARES_CONVERGE_AS_RELAYS_JOIN_AND_LEAVE(Binding.REQUIRED, "S7", "required_S7_fairSharesConvergeAsRelaysJoinAndLeave",

@@ -8,6 +8,7 @@ import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
 import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
+import io.outbox.spi.support.LeasePlan;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -51,7 +52,12 @@ final class FaultyStores {
         /** {@code markPublished} skips messages it did not read instead of refusing the call. */
         IGNORES_FOREIGN_MESSAGES,
         /** {@code markPublished} deletes each message from its own bucket, whatever bucket was named. */
-        DELETES_FROM_ANOTHER_BUCKET
+        DELETES_FROM_ANOTHER_BUCKET,
+        /**
+         * Expiry judged by comparing the relay's clock with stored timestamps (heartbeats and lease
+         * expiries), and claims conditional on {@code expiresAt <= now}: the rule before S13.
+         */
+        JUDGES_EXPIRY_BY_CLOCK
     }
 
     private FaultyStores() {
@@ -80,6 +86,7 @@ final class FaultyStores {
         private final ConcurrentMap<Integer, BucketLease> leases;
         private final ConcurrentMap<String, Long> heartbeats;
         private final Map<Integer, List<OutboxMessage>> lastBatch = new ConcurrentHashMap<>();
+        private final LeaseAcquisition acquisition = new LeaseAcquisition();
 
         FaultyStore(Fault fault, Storage storage, Clock clock) {
             this.fault = fault;
@@ -98,7 +105,17 @@ final class FaultyStores {
                     }
                 }
             }
-            return LeaseAcquisition.acquire(request, clock, new FaultyLeases());
+            FaultyLeases primitives = new FaultyLeases();
+            if (fault == Fault.JUDGES_EXPIRY_BY_CLOCK) {
+                long now = clock.millis();
+                primitives.writeHeartbeat(request.relayId(), now);
+                LeaseSnapshot snapshot = primitives.readSnapshot(request.bucketCount());
+                LeasePlan plan = LeasePlan.compute(request, now, snapshot.heartbeats(), snapshot.leases());
+                primitives.createFreeLeases(plan.missingBuckets());
+                primitives.writeLeases(LeaseWrites.of(plan));
+                return primitives.readOwned(request.relayId(), now, request.bucketCount()).stream().sorted().toList();
+            }
+            return acquisition.acquire(request, clock, primitives);
         }
 
         /** The shared recipe over lease primitives with this store's fault. */
@@ -144,9 +161,10 @@ final class FaultyStores {
                             leases.put(observed.bucket(), claimed);
                         }
                         case IGNORES_LEASE_EXPIRY -> leases.computeIfPresent(observed.bucket(),
-                                (b, current) -> current.owner() == null ? claimed : current);
-                        default -> leases.computeIfPresent(observed.bucket(),
+                                (b, current) -> current.owner() == null && current.equals(observed) ? claimed : current);
+                        case JUDGES_EXPIRY_BY_CLOCK -> leases.computeIfPresent(observed.bucket(),
                                 (b, current) -> current.isClaimable(now) ? claimed : current);
+                        default -> leases.replace(observed.bucket(), observed, claimed);
                     }
                 }
             }

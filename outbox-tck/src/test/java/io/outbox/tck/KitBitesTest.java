@@ -42,7 +42,11 @@ class KitBitesTest {
         "ACCEPTS_MAX_COUNT_BELOW_ONE,      required_S1_nextBatchRefusesMaxCountBelowOne",
         "PROBES_NEGATIVE_BUCKETS,          required_S3_bucketsWithPendingRefusesANegativeBucket",
         "IGNORES_FOREIGN_MESSAGES,         required_S2_markPublishedRefusesAForeignMessage",
-        "DELETES_FROM_ANOTHER_BUCKET,      required_S2_markPublishedRefusesAnotherBucketsMessage"
+        "DELETES_FROM_ANOTHER_BUCKET,      required_S2_markPublishedRefusesAnotherBucketsMessage",
+        "JUDGES_EXPIRY_BY_CLOCK,           required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket",
+        "JUDGES_EXPIRY_BY_CLOCK,           required_S13_aClockJumpNeitherStealsNorLosesLeases",
+        "JUDGES_EXPIRY_BY_CLOCK,           required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation",
+        "IGNORES_LEASE_EXPIRY,             required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation"
     })
     void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
         FaultyKit.fault = fault;

@@ -7,9 +7,11 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The acquire recipe of {@link OutboxStore#acquireBucketLeases} (rules S4, S4b, S5, S6, S7, S8,
@@ -22,7 +24,8 @@ import java.util.Objects;
  *       {@code bucketCount}; any makes the call throw {@link OutboxMisconfigurationException}
  *       naming the buckets, before anything is written.</li>
  *   <li>The caller's heartbeat ({@link LeaseStore#writeHeartbeat}).</li>
- *   <li>One snapshot of heartbeats and leases ({@link LeaseStore#readSnapshot}), planned with
+ *   <li>One snapshot of heartbeats and leases ({@link LeaseStore#readSnapshot}), then the clock
+ *       read again (the time of observation, S13), planned with
  *       {@link LeasePlan#compute}.</li>
  *   <li>Missing lease rows created free ({@link LeaseStore#createFreeLeases}; a store whose
  *       claim is a conditional upsert needs none and keeps the default no-op).</li>
@@ -36,12 +39,37 @@ import java.util.Objects;
  * each atomically on one row. The plan keeps relays that see the same membership from ever
  * writing the same lease (S4b).
  *
- * <p>Stateless and thread-safe; the primitives are called on the calling thread, in the order
+ * <h2>Liveness by observed change (S13)</h2>
+ * An instance remembers, per relay id that calls it, the last value it read of each peer's
+ * heartbeat and of each bucket's lease ({@code owner, expiresAt}), with the time it first read
+ * that value on its own clock. A peer's heartbeat or a held lease counts as expired only once
+ * its value has stayed unchanged for one lease duration of the caller's clock since the caller
+ * first saw it; stored timestamps are never compared with the caller's clock. A free lease (no
+ * owner) is claimable at once. Every claim is conditional on the exact value observed, so of two
+ * relays that judge differently at most one write lands. A live relay's writes always change the
+ * stored value even when its clock went back: its heartbeat is {@code max(previous + 1, now)},
+ * a kept lease's expiry {@code max(observed + 1, now + leaseDuration)}.
+ *
+ * <p>Clock assumptions that remain: every relay's clock runs at about the same rate (an
+ * interval of one lease duration on one clock is about one on another); their offsets are
+ * irrelevant. Elapsed time is the sum of the forward steps of the caller's clock between its
+ * calls (a step back counts as zero), so a clock set back delays takeover by nothing more than
+ * the intervals it swallows, and a clock set forward expires only values that did not change
+ * since the caller's previous call. A relay that has just started has observed nothing: it takes
+ * over a dead relay's buckets one lease duration after its first call.
+ *
+ * <p>Thread-safe. Memory: per relay id, one entry per bucket and one per peer heartbeat of the
+ * last snapshot; the state of a relay id that has not called for
+ * {@value LeasePlan#STALE_HEARTBEAT_LEASES} lease durations is dropped. A store keeps one
+ * instance for its lifetime; the primitives are called on the calling thread, in the order
  * above, at most once each per call.
  */
 public final class LeaseAcquisition {
 
-    private LeaseAcquisition() {
+    private final ConcurrentHashMap<String, Observer> observers = new ConcurrentHashMap<>();
+
+    /** A fresh instance that has observed nothing. */
+    public LeaseAcquisition() {
     }
 
     /**
@@ -58,31 +86,163 @@ public final class LeaseAcquisition {
      * @throws NullPointerException if an argument is null, or a primitive returns null
      * @throws E whatever a primitive throws
      */
-    public static <E extends Exception> List<Integer> acquire(LeaseRequest request, Clock clock, LeaseStore<E> store)
+    public <E extends Exception> List<Integer> acquire(LeaseRequest request, Clock clock, LeaseStore<E> store)
             throws E {
         StoreArguments.requireRequest(request);
         Objects.requireNonNull(clock, "clock must not be null");
         Objects.requireNonNull(store, "store must not be null");
         long now = clock.millis();
         int bucketCount = request.bucketCount();
+        long duration = request.leaseDurationMillis();
         String me = request.relayId();
         requireNoStrayRows(store.strayRows(bucketCount), bucketCount);
-        store.writeHeartbeat(me, now);
+        Observer observer = observers.computeIfAbsent(me, id -> new Observer());
+        long heartbeat;
+        synchronized (observer) {
+            heartbeat = observer.nextHeartbeat(now);
+        }
+        store.writeHeartbeat(me, heartbeat);
         LeaseSnapshot snapshot = Objects.requireNonNull(store.readSnapshot(bucketCount),
                 "readSnapshot returned null");
-        LeasePlan plan = LeasePlan.compute(request, now, snapshot.heartbeats(), snapshot.leases());
+        // The time of observation is read after the snapshot returns: a value counts as first seen
+        // no earlier than it was actually read, so "unchanged for a lease duration since first seen"
+        // never credits time from before the holder wrote it, however long this call took (S5).
+        long observedAt = clock.millis();
+        LeasePlan.Liveness liveness;
+        synchronized (observer) {
+            liveness = observer.observe(me, observedAt, duration, bucketCount, snapshot);
+        }
+        LeasePlan plan = LeasePlan.compute(request, now, snapshot.heartbeats(), snapshot.leases(), liveness);
         if (!plan.missingBuckets().isEmpty()) {
             store.createFreeLeases(plan.missingBuckets());
         }
         LeaseWrites writes = LeaseWrites.of(plan);
         if (!writes.isEmpty()) {
+            synchronized (observer) {
+                observer.noteWrites(writes);
+            }
             store.writeLeases(writes);
         }
         if (!plan.staleRelays().isEmpty()) {
             store.deleteStaleHeartbeats(plan.staleRelays());
         }
+        forgetIdleObservers(me, now, duration);
         return normalized(Objects.requireNonNull(store.readOwned(me, now, bucketCount), "readOwned returned null"),
                 bucketCount);
+    }
+
+    private void forgetIdleObservers(String me, long now, long duration) {
+        if (observers.size() <= 1) {
+            return;
+        }
+        long idle = LeasePlan.STALE_HEARTBEAT_LEASES * duration;
+        observers.forEach((id, observer) -> {
+            if (!id.equals(me) && observer.idleLongerThan(now, idle)) {
+                observers.remove(id, observer);
+            }
+        });
+    }
+
+    /** What one relay id has observed; guarded by its own monitor. */
+    private static final class Observer {
+
+        private long lastNow;
+        private boolean started;
+        /** Elapsed time on the caller's clock, forward steps only. */
+        private long elapsed;
+        private long lastHeartbeat;
+        private boolean wroteHeartbeat;
+        private volatile long lastCallMillis;
+        private Map<String, Seen> peers = new HashMap<>();
+        private Map<Integer, Seen> buckets = new HashMap<>();
+
+        long nextHeartbeat(long now) {
+            long value = wroteHeartbeat ? Math.max(lastHeartbeat + 1, now) : now;
+            lastHeartbeat = value;
+            wroteHeartbeat = true;
+            return value;
+        }
+
+        /**
+         * Records the values this relay is about to write as seen now: a relay that stops calling
+         * for a lease duration then judges its own leases as its peers do. A refused write leaves
+         * another value in the store, which the next snapshot sees as a change.
+         */
+        void noteWrites(LeaseWrites writes) {
+            String me = writes.relayId();
+            for (Keep keep : writes.keep()) {
+                buckets.put(keep.bucket(), new Seen(me, keep.expiresAtMillis(), elapsed));
+            }
+            for (BucketLease released : writes.release()) {
+                buckets.put(released.bucket(), new Seen(null, released.expiresAtMillis(), elapsed));
+            }
+            for (BucketLease claimed : writes.claim()) {
+                buckets.put(claimed.bucket(), new Seen(me, writes.claimExpiresAtMillis(), elapsed));
+            }
+        }
+
+        boolean idleLongerThan(long now, long idle) {
+            return Math.abs(now - lastCallMillis) > idle;
+        }
+
+        LeasePlan.Liveness observe(String me, long now, long duration, int bucketCount, LeaseSnapshot snapshot) {
+            if (started) {
+                elapsed += Math.max(0, now - lastNow);
+            }
+            started = true;
+            lastNow = now;
+            lastCallMillis = now;
+            long at = elapsed;
+            Map<String, Seen> nextPeers = new HashMap<>();
+            snapshot.heartbeats().forEach((relayId, lastSeen) -> {
+                if (relayId != null && lastSeen != null && !relayId.equals(me)) {
+                    Seen before = peers.get(relayId);
+                    nextPeers.put(relayId, before != null && before.owner == null && before.value == lastSeen
+                            ? before : new Seen(null, lastSeen, at));
+                }
+            });
+            Map<Integer, Seen> nextBuckets = new HashMap<>();
+            for (BucketLease lease : snapshot.leases()) {
+                if (lease == null || lease.bucket() >= bucketCount) {
+                    continue;
+                }
+                Seen before = buckets.get(lease.bucket());
+                nextBuckets.put(lease.bucket(), before != null && before.value == lease.expiresAtMillis()
+                        && Objects.equals(before.owner, lease.owner()) ? before
+                        : new Seen(lease.owner(), lease.expiresAtMillis(), at));
+            }
+            peers = nextPeers;
+            buckets = nextBuckets;
+            Map<String, Seen> peerView = Map.copyOf(nextPeers);
+            Map<Integer, Seen> bucketView = Map.copyOf(nextBuckets);
+            return new LeasePlan.Liveness() {
+                @Override
+                public boolean heartbeatExpired(String relayId, long lastSeen) {
+                    return unchangedFor(peerView.get(relayId), null, lastSeen, duration);
+                }
+
+                @Override
+                public boolean heartbeatStale(String relayId, long lastSeen) {
+                    return unchangedFor(peerView.get(relayId), null, lastSeen,
+                            LeasePlan.STALE_HEARTBEAT_LEASES * duration);
+                }
+
+                @Override
+                public boolean leaseExpired(BucketLease lease) {
+                    return unchangedFor(bucketView.get(lease.bucket()), lease.owner(), lease.expiresAtMillis(),
+                            duration);
+                }
+
+                private boolean unchangedFor(Seen seen, String owner, long value, long span) {
+                    return seen != null && seen.value == value && Objects.equals(seen.owner, owner)
+                            && at - seen.firstSeen >= span;
+                }
+            };
+        }
+    }
+
+    /** A value as first observed: owner (null for heartbeats), value, elapsed time at first sight. */
+    private record Seen(String owner, long value, long firstSeen) {
     }
 
     /**
@@ -145,9 +305,11 @@ public final class LeaseAcquisition {
 
         /**
          * Records (upserts) the relay's heartbeat: {@code relayId, lastSeen = nowMillis}.
+         * {@link LeaseAcquisition} passes {@code max(previous value + 1, now)}, so the stored
+         * value changes on every call (S13).
          *
          * @param relayId the relay
-         * @param nowMillis the time, epoch milliseconds
+         * @param nowMillis the value to store, epoch milliseconds
          * @throws E on a database error
          */
         void writeHeartbeat(String relayId, long nowMillis) throws E;
@@ -279,11 +441,13 @@ public final class LeaseAcquisition {
      * row:
      * <ul>
      *   <li>{@link #keep()}: where {@code owner = relayId and expiresAt = observed expiry}, set
-     *       {@code expiresAt = } {@link Keep#expiresAtMillis()} (never shorter than before, S5).</li>
+     *       {@code expiresAt = } {@link Keep#expiresAtMillis()} (always later than before, S5, S13).</li>
      *   <li>{@link #release()}: same condition, set {@code owner = null} (the expiry stays).</li>
-     *   <li>{@link #claim()}: where {@code owner is null or expiresAt <= nowMillis} (a missing
-     *       row counts as free), set {@code owner = relayId, expiresAt = }
-     *       {@link #claimExpiresAtMillis()}.</li>
+     *   <li>{@link #claim()}: where {@code owner} and {@code expiresAt} equal the observed lease's
+     *       exactly (a null owner matching a null or absent one; a missing row counts as the free
+     *       lease {@code (null, 0)}), set {@code owner = relayId, expiresAt = }
+     *       {@link #claimExpiresAtMillis()}. The planner judged the observed value free or expired
+     *       by observed change (S13); the condition never compares clocks.</li>
      * </ul>
      *
      * @param relayId the relay writing; not null

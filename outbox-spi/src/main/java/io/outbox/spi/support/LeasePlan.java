@@ -25,12 +25,12 @@ import java.util.TreeMap;
  *   <li>Read all heartbeats and all lease rows (one query each where the database allows).</li>
  *   <li>{@code LeasePlan plan = LeasePlan.compute(request, now, heartbeats, leases)}.</li>
  *   <li>For each lease in {@link #keep()}: conditional write "owner = me and expiresAt = the
- *       observed expiry" setting {@code expiresAt = }{@link #renewedExpiry(BucketLease)} (never
- *       shorter than before, so a clock set back cannot cut a lease short).</li>
+ *       observed expiry" setting {@code expiresAt = }{@link #renewedExpiry(BucketLease)} (later
+ *       than before, so a clock set back neither cuts a lease short nor leaves it unchanged).</li>
  *   <li>For each lease in {@link #release()}: conditional write "owner = me and expiresAt = the
  *       observed expiry" setting {@code owner = null}.</li>
- *   <li>For each lease in {@link #claim()}: conditional write "owner is null or expiresAt &lt;=
- *       now" setting {@code owner = me, expiresAt = }{@link #claimExpiry()}. A bucket listed in
+ *   <li>For each lease in {@link #claim()}: conditional write "owner and expiresAt as observed"
+ *       setting {@code owner = me, expiresAt = }{@link #claimExpiry()} (S13). A bucket listed in
  *       {@link #missingBuckets()} has no row yet: create it free first, idempotently (a duplicate
  *       key from a concurrent relay is fine), or use a conditional upsert.</li>
  *   <li>Optionally delete the heartbeats in {@link #staleRelays()}, fenced by the observed
@@ -44,16 +44,18 @@ import java.util.TreeMap;
  * fleet makes no refused writes.
  *
  * <h2>The plan</h2>
- * Live relays are the caller plus every relay whose heartbeat is newer than
- * {@code now - leaseDuration}. {@link FairShare} over them gives each relay a share and a
- * preferred range. The caller keeps its unexpired leases up to its share (those in
- * {@link LeaseRequest#busyBuckets()} first, then those in its preferred range, then those in
- * {@link LeaseRequest#heldBuckets()}, then the lowest) and releases the rest; a busy bucket is
- * kept even above the share (rule R11: a bucket being published is never given away; the relay
- * asks again when that publish ends). Claimable buckets (free or expired, ascending) are then assigned, identically on
+ * Live relays are the caller plus every relay whose heartbeat the {@link Liveness} does not
+ * count as expired ({@link LeaseAcquisition} judges by observed change, S13; the four-argument
+ * {@code compute} by comparing {@code now} with the stored times). {@link FairShare} over them
+ * gives each relay a share and a preferred range. The caller keeps its unexpired leases up to its
+ * share (those in {@link LeaseRequest#busyBuckets()} first, then those in its preferred range,
+ * then those in {@link LeaseRequest#heldBuckets()}, then the lowest) and releases the rest; a busy
+ * bucket is kept even above the share (rule R11: a bucket being published is never given away;
+ * the relay asks again when that publish ends). Claimable buckets (free or expired, ascending)
+ * are then assigned, identically on
  * every relay: first each to the relay whose preferred range holds it, if that relay is below its
  * share, then leftovers to relays still below their share, in rank order. A relay's deficit is
- * its share minus its unexpired leases (capped at the share). The caller claims the buckets
+ * its share minus its leases not counted as expired (capped at the share). The caller claims the buckets
  * assigned to it.
  *
  * <p>Instances are immutable and thread-safe.
@@ -102,22 +104,42 @@ public final class LeasePlan {
     public static LeasePlan compute(LeaseRequest request, long nowMillis, Map<String, Long> heartbeats,
                                     Collection<BucketLease> leases) {
         Objects.requireNonNull(request, "request must not be null");
+        return compute(request, nowMillis, heartbeats, leases, Liveness.byClock(nowMillis, request.leaseDurationMillis()));
+    }
+
+    /**
+     * Plans the caller's lease writes with an explicit judgement of which peers and leases have
+     * expired. {@link LeaseAcquisition} passes its judgement by observed change (S13): a value
+     * counts as expired only once it has stayed unchanged for one lease duration of the caller's
+     * own clock.
+     *
+     * @param request the caller's request; not null
+     * @param nowMillis the current time from the store's clock, epoch milliseconds
+     * @param heartbeats every relay's last heartbeat value, by relay id; not null
+     * @param leases the lease rows read; not null, no null elements
+     * @param liveness which heartbeats and held leases count as expired; not null
+     * @return the plan
+     * @throws NullPointerException if an argument or element is null
+     * @throws IllegalArgumentException if two lease rows name the same bucket
+     */
+    public static LeasePlan compute(LeaseRequest request, long nowMillis, Map<String, Long> heartbeats,
+                                    Collection<BucketLease> leases, Liveness liveness) {
+        Objects.requireNonNull(request, "request must not be null");
+        Objects.requireNonNull(liveness, "liveness must not be null");
         Objects.requireNonNull(heartbeats, "heartbeats must not be null");
         Objects.requireNonNull(leases, "leases must not be null");
         String me = request.relayId();
         int n = request.bucketCount();
-        long duration = request.leaseDurationMillis();
 
         Set<String> live = new HashSet<>();
         live.add(me);
         Map<String, Long> stale = new TreeMap<>();
-        long staleBefore = nowMillis - STALE_HEARTBEAT_LEASES * duration;
         heartbeats.forEach((relayId, lastSeen) -> {
             Objects.requireNonNull(relayId, "heartbeat relay id must not be null");
             Objects.requireNonNull(lastSeen, "heartbeat time must not be null");
-            if (isLive(lastSeen, nowMillis, duration)) {
+            if (relayId.equals(me) || !liveness.heartbeatExpired(relayId, lastSeen)) {
                 live.add(relayId);
-            } else if (lastSeen <= staleBefore && !relayId.equals(me)) {
+            } else if (liveness.heartbeatStale(relayId, lastSeen)) {
                 stale.put(relayId, lastSeen);
             }
         });
@@ -145,7 +167,7 @@ public final class LeasePlan {
         // The caller's own keep / release.
         List<BucketLease> mine = new ArrayList<>();
         for (BucketLease lease : byBucket) {
-            if (lease.isHeldBy(me, nowMillis)) {
+            if (me.equals(lease.owner()) && !liveness.leaseExpired(lease)) {
                 mine.add(lease);
             }
         }
@@ -169,7 +191,7 @@ public final class LeasePlan {
         List<String> relays = fairShare.relays();
         Map<String, Integer> ownedBy = new HashMap<>();
         for (BucketLease lease : byBucket) {
-            if (lease.owner() != null && nowMillis < lease.expiresAtMillis()) {
+            if (lease.owner() != null && !liveness.leaseExpired(lease)) {
                 ownedBy.merge(lease.owner(), 1, Integer::sum);
             }
         }
@@ -186,7 +208,7 @@ public final class LeasePlan {
         int myRank = fairShare.rank(me);
         List<BucketLease> claimable = new ArrayList<>();
         for (BucketLease lease : byBucket) {
-            if (lease.isClaimable(nowMillis)) {
+            if (lease.owner() == null || liveness.leaseExpired(lease)) {
                 claimable.add(lease);
             }
         }
@@ -325,13 +347,95 @@ public final class LeasePlan {
     }
 
     /**
-     * The expiry to write when keeping a lease: never shorter than the observed one (S5).
+     * The expiry to write when keeping a lease: always later than the observed one, so the
+     * stored value changes on every keep even when the keeping relay's clock went back (S5,
+     * S13: peers see a live holder's lease change and never judge it dead).
      *
      * @param observed the lease as read; not null
-     * @return {@code max(observed.expiresAtMillis(), now + leaseDuration)}, epoch milliseconds
+     * @return {@code max(observed.expiresAtMillis() + 1, now + leaseDuration)}, epoch milliseconds
      */
     public long renewedExpiry(BucketLease observed) {
-        return Math.max(observed.expiresAtMillis(), claimExpiry());
+        return renewedExpiry(observed.expiresAtMillis(), nowMillis, request.leaseDurationMillis());
+    }
+
+    /**
+     * The expiry a keep or renewal writes (S5, S13): later than the stored one by at least one
+     * millisecond, and at least a full lease duration from {@code now}.
+     *
+     * @param observedExpiresAtMillis the stored expiry, epoch milliseconds
+     * @param nowMillis the writer's current time, epoch milliseconds
+     * @param leaseDurationMillis the lease duration, milliseconds
+     * @return {@code max(observedExpiresAtMillis + 1, nowMillis + leaseDurationMillis)}
+     */
+    public static long renewedExpiry(long observedExpiresAtMillis, long nowMillis, long leaseDurationMillis) {
+        return Math.max(observedExpiresAtMillis + 1, nowMillis + leaseDurationMillis);
+    }
+
+    /**
+     * Which heartbeats and held leases a planning relay counts as expired. Implementations
+     * answer for one snapshot.
+     */
+    public interface Liveness {
+
+        /**
+         * Whether a peer's heartbeat counts as expired: the peer is then left out of the fair
+         * share.
+         *
+         * @param relayId the peer; not null
+         * @param lastSeen the stored heartbeat value
+         * @return true when the peer counts as gone
+         */
+        boolean heartbeatExpired(String relayId, long lastSeen);
+
+        /**
+         * Whether an expired peer's heartbeat row may be deleted (it has been expired for
+         * {@value #STALE_HEARTBEAT_LEASES} lease durations).
+         *
+         * @param relayId the peer; not null
+         * @param lastSeen the stored heartbeat value
+         * @return true when the row may be deleted, fenced by {@code lastSeen}
+         */
+        boolean heartbeatStale(String relayId, long lastSeen);
+
+        /**
+         * Whether a lease with an owner counts as expired, so any relay may claim it
+         * (conditionally on the value observed).
+         *
+         * @param lease the lease as read, with a non-null owner
+         * @return true when the lease counts as expired
+         */
+        boolean leaseExpired(BucketLease lease);
+
+        /**
+         * Judgement by comparing the planner's clock with stored timestamps: the rule for relays
+         * whose clocks agree. {@link LeaseAcquisition} does not use it (it judges by observed
+         * change, S13); it remains for planning from a single snapshot, as in tests.
+         *
+         * @param nowMillis the planner's time, epoch milliseconds
+         * @param leaseDurationMillis the lease duration, milliseconds
+         * @return a heartbeat is expired when not newer than {@code now - leaseDuration}, stale
+         *     when not newer than {@code now - STALE_HEARTBEAT_LEASES * leaseDuration}; a lease
+         *     is expired at or after its expiry instant
+         */
+        static Liveness byClock(long nowMillis, long leaseDurationMillis) {
+            long staleBefore = nowMillis - STALE_HEARTBEAT_LEASES * leaseDurationMillis;
+            return new Liveness() {
+                @Override
+                public boolean heartbeatExpired(String relayId, long lastSeen) {
+                    return !isLive(lastSeen, nowMillis, leaseDurationMillis);
+                }
+
+                @Override
+                public boolean heartbeatStale(String relayId, long lastSeen) {
+                    return lastSeen <= staleBefore;
+                }
+
+                @Override
+                public boolean leaseExpired(BucketLease lease) {
+                    return nowMillis >= lease.expiresAtMillis();
+                }
+            };
+        }
     }
 
     private static List<BucketLease> sortedByBucket(List<BucketLease> leases) {

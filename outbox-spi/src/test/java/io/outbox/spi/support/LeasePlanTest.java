@@ -84,11 +84,11 @@ class LeasePlanTest {
     }
 
     @Test
-    void s5_renewalNeverShortensALeaseWhenTheClockWentBack() {
+    void s5_s13_renewalNeverShortensButAlwaysChangesALeaseWhenTheClockWentBack() {
         BucketLease lease = new BucketLease(0, "a", 100_000);
         LeasePlan plan = LeasePlan.compute(LeaseRequest.of("a", 1, LEASE), 50_000, Map.of(), List.of(lease));
         assertThat(buckets(plan.keep())).containsExactly(0);
-        assertThat(plan.renewedExpiry(lease)).isEqualTo(100_000);
+        assertThat(plan.renewedExpiry(lease)).isEqualTo(100_001);
     }
 
     @Test

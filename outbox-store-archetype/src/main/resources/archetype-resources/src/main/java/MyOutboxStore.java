@@ -78,6 +78,7 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
     private final MyDeadLetters<InMemoryStoredMessage> deadLetters;
     private final InMemoryLeases leaseStore = new InMemoryLeases();
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
 
     /**
      * Creates a store; for subclasses ({@code new MyOutboxStore(MyOutboxStore.builder()
@@ -211,7 +212,7 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /** The primitives of {@link LeaseAcquisition}: the template a database store maps onto statements. */
@@ -258,9 +259,9 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
                         new BucketLease(observed.bucket(), null, observed.expiresAtMillis()));
             }
             for (BucketLease observed : writes.claim()) {
-                leases.computeIfPresent(observed.bucket(), (bucket, current) -> current.isClaimable(writes.nowMillis())
-                        ? new BucketLease(bucket, me, writes.claimExpiresAtMillis())
-                        : current);
+                // S13: conditional on the exact value observed, never on a clock comparison.
+                leases.replace(observed.bucket(), observed,
+                        new BucketLease(observed.bucket(), me, writes.claimExpiresAtMillis()));
             }
         }
 
@@ -290,12 +291,12 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
         StoreArguments.requireRequest(request);
         long now = clock.millis();
         String me = request.relayId();
-        heartbeats.put(me, now);
-        long extended = now + request.leaseDurationMillis();
+        heartbeats.merge(me, now, (stored, fresh) -> Math.max(stored + 1, fresh));
         List<Integer> held = new ArrayList<>();
         for (int bucket : request.heldBuckets()) {
             BucketLease after = leases.computeIfPresent(bucket, (b, current) -> current.isHeldBy(me, now)
-                    ? new BucketLease(b, me, Math.max(current.expiresAtMillis(), extended))
+                    ? new BucketLease(b, me, LeasePlan.renewedExpiry(current.expiresAtMillis(), now,
+                            request.leaseDurationMillis()))
                     : current);
             if (after != null && after.isHeldBy(me, now)) {
                 held.add(bucket);

@@ -72,9 +72,11 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * <ul>
  *   <li>keep: {@code SET expiresAt = :renewed} if {@code owner = :me AND expiresAt = :seen};</li>
  *   <li>release: {@code REMOVE owner} if {@code owner = :me AND expiresAt = :seen};</li>
- *   <li>claim: {@code SET owner = :me, expiresAt = :now+duration} if
- *       {@code attribute_not_exists(owner) OR expiresAt <= :now} (this also creates a missing
- *       lease item);</li>
+ *   <li>claim: {@code SET owner = :me, expiresAt = :now+duration} if owner and expiry are
+ *       exactly as observed ({@code #owner = :owner AND #expiresAt = :seen}, or
+ *       {@code attribute_not_exists(owner)} for a free lease; a lease observed free at 0 also
+ *       matches a missing item, which the update creates): the value the planner judged free or
+ *       expired by observed change (S13), never a clock comparison;</li>
  *   <li>stale heartbeat: {@code DeleteItem} if {@code lastSeen = :seen}.</li>
  * </ul>
  * A {@code ConditionalCheckFailedException} means another relay moved first; it is counted in
@@ -88,7 +90,9 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *       read-back Query) plus one UpdateItem per lease kept, released or claimed, plus one
  *       DeleteItem per stale heartbeat.</li>
  *   <li>{@code renewBucketLeases}: 1 PutItem plus 1 UpdateItem per bucket renewed (and a GetItem after a
- *       refused one, only where the backend does not return the old item with the refusal).</li>
+ *       refused one, only where the backend does not return the old item with the refusal); a lease
+ *       already at or past {@code now + leaseDuration} (a clock set back, or a renewal in the
+ *       millisecond of the last keep) costs a second UpdateItem that moves it on by 1 ms (S13).</li>
  *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
  *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).</li>
  *   <li>{@code markPublished}: one BatchWriteItem per 25 messages, plus retries of unprocessed items.</li>
@@ -138,6 +142,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     private final boolean ownsClient;
     private final DynamoDbOutboxOptions options;
     private final Clock clock;
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
     private final String messagesTable;
     private final String coordinationTable;
     private final DynamoDbOutboxWriter writer;
@@ -284,7 +289,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
 
     private List<Integer> acquireLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /**
@@ -347,7 +352,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                 fencedUpdate(seen, me, "REMOVE #owner", Map.of());
             }
             for (BucketLease seen : writes.claim()) {
-                claim(seen.bucket(), me, writes.nowMillis(), writes.claimExpiresAtMillis());
+                claim(seen, me, writes.claimExpiresAtMillis());
             }
         }
 
@@ -424,11 +429,27 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         return conditionalUpdate(seen.bucket(), update, "#owner = :me AND #expiresAt = :seen", all);
     }
 
-    private boolean claim(int bucket, String me, long now, long expiry) {
-        return conditionalUpdate(bucket, "SET #owner = :me, #expiresAt = :exp, #bucket = :b",
-                "attribute_not_exists(#owner) OR #expiresAt <= :now",
-                Map.of(":me", AttributeValue.fromS(me), ":exp", number(expiry), ":b", number(bucket),
-                        ":now", number(now)));
+    /**
+     * Claim: conditional on the exact owner and expiry observed (S13), never on a clock
+     * comparison. A lease observed free at expiry 0 may have no item yet; the update creates it.
+     */
+    private boolean claim(BucketLease seen, String me, long expiry) {
+        int bucket = seen.bucket();
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":me", AttributeValue.fromS(me));
+        values.put(":exp", number(expiry));
+        values.put(":b", number(bucket));
+        values.put(":seen", number(seen.expiresAtMillis()));
+        String condition;
+        if (seen.owner() != null) {
+            values.put(":owner", AttributeValue.fromS(seen.owner()));
+            condition = "#owner = :owner AND #expiresAt = :seen";
+        } else if (seen.expiresAtMillis() == 0L) {
+            condition = "attribute_not_exists(#owner) AND (attribute_not_exists(#expiresAt) OR #expiresAt = :seen)";
+        } else {
+            condition = "attribute_not_exists(#owner) AND #expiresAt = :seen";
+        }
+        return conditionalUpdate(bucket, "SET #owner = :me, #expiresAt = :exp, #bucket = :b", condition, values);
     }
 
     private boolean conditionalUpdate(int bucket, String update, String condition, Map<String, AttributeValue> values) {
@@ -505,25 +526,38 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     /**
-     * C1: extends an unexpired lease of the caller to {@code max(expiresAt, extended)}. DynamoDB has
-     * no max(), so the write only happens when it lengthens the lease; when it is refused, the old
-     * item tells whether the lease is still the caller's (already longer) or lost.
+     * C1: extends an unexpired lease of the caller to {@code max(expiresAt + 1, extended)}. DynamoDB
+     * has no max(): the first write only happens when it lengthens the lease to {@code extended};
+     * when it is refused, the old item tells whether the lease is still the caller's (already
+     * longer: a second write fenced on that expiry moves it on by 1 ms, S13) or lost.
      */
     private boolean renew(int bucket, String me, long now, long extended) {
         try {
             client.updateItem(leaseUpdate(bucket, "SET #expiresAt = :exp",
-                    "#owner = :me AND #expiresAt > :now AND #expiresAt <= :exp",
+                    "#owner = :me AND #expiresAt > :now AND #expiresAt < :exp",
                     Map.of(":me", AttributeValue.fromS(me), ":now", number(now), ":exp", number(extended)))
                     .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD).build());
             return true;
         } catch (ConditionalCheckFailedException refused) {
-            countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
             Map<String, AttributeValue> old = refused.hasItem() ? refused.item() : currentLease(bucket);
-            return !old.isEmpty() && lease(old).isHeldBy(me, now);
+            if (old.isEmpty() || !lease(old).isHeldBy(me, now)) {
+                countRefused("renewal of bucket " + bucket, "owner = " + me + " and unexpired");
+                return false;
+            }
+            // Already at or past extended (the clock went back): move it on by 1 ms, so the stored
+            // value still changes and peers see a live holder (S13).
+            return fencedUpdate(lease(old), me, "SET #expiresAt = :exp",
+                    Map.of(":exp", number(lease(old).expiresAtMillis() + 1)))
+                    || heldNow(bucket, me, now);
         }
     }
 
     /** The lease item as stored now, for backends that do not return it with a refused write. */
+    private boolean heldNow(int bucket, String me, long now) {
+        Map<String, AttributeValue> item = currentLease(bucket);
+        return !item.isEmpty() && lease(item).isHeldBy(me, now);
+    }
+
     private Map<String, AttributeValue> currentLease(int bucket) {
         var response = client.getItem(r -> r.tableName(coordinationTable).key(CoordinationItems.leaseKey(bucket))
                 .consistentRead(true));

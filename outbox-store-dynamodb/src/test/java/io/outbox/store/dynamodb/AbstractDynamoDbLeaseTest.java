@@ -263,8 +263,18 @@ abstract class AbstractDynamoDbLeaseTest {
         assertThat(calls.calls()).as("steady state: keeps").isEqualTo(Map.of("Query", 4, "PutItem", 1,
                 "UpdateItem", BUCKETS));
         calls.reset();
+        // A renewal in the keep's own millisecond would find the expiry already at now + lease and
+        // pay a second UpdateItem to change it (S13); renewals run later than that.
+        clock.advance(Duration.ofMillis(1));
         assertThat(((io.outbox.spi.LeaseRenewal) store).renewBucketLeases(request("relay-a", held))).isEqualTo(held);
         assertThat(calls.calls()).as("renewal").isEqualTo(Map.of("PutItem", 1, "UpdateItem", BUCKETS));
+        calls.reset();
+        long beforeSetBack = clock.millis();
+        clock.setMillis(beforeSetBack - LEASE.toMillis() / 2);
+        assertThat(((io.outbox.spi.LeaseRenewal) store).renewBucketLeases(request("relay-a", held))).isEqualTo(held);
+        assertThat(calls.calls()).as("renewal with the clock set back: two UpdateItems per bucket, so the expiry changes")
+                .isEqualTo(Map.of("PutItem", 1, "UpdateItem", 2 * BUCKETS));
+        clock.setMillis(beforeSetBack);
         calls.reset();
         store.releaseBucketLeases("relay-a");
         assertThat(calls.calls()).as("release").isEqualTo(Map.of("Query", 1, "UpdateItem", BUCKETS,

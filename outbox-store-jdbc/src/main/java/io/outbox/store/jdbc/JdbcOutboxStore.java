@@ -76,7 +76,8 @@ import javax.sql.DataSource;
  *       keeps negative buckets out of tables it created), the heartbeat upsert, one read of heartbeats and one of leases,
  *       missing lease rows inserted if absent, then one single-row guarded {@code UPDATE} per
  *       keep ({@code WHERE bucket = ? AND owner = me AND expires_at = seen}), release (same
- *       guard) and claim ({@code WHERE bucket = ? AND (owner IS NULL OR expires_at <= now)}),
+ *       guard) and claim ({@code WHERE bucket = ? AND owner = seen AND expires_at = seen}, or
+ *       {@code owner IS NULL} for a free lease: the value observed, never a clock comparison, S13),
  *       stale heartbeats deleted (fenced by the time seen), and the owned buckets read back.
  *       The database evaluates each guard atomically on its row, so no bucket is ever held by two
  *       relays (S5); a refused write is no error, the read-back says what the relay owns.</li>
@@ -139,6 +140,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     private final JdbcOutboxTables tables;
     private final JdbcDialect configuredDialect;
     private final Clock clock;
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
     private final long maxPayloadBytes;
     private final boolean closeDataSource;
     private final JdbcOutboxWriter writer;
@@ -329,7 +331,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
         return run("acquiring bucket leases for relay '" + request.relayId() + "'", true,
-                (c, s) -> LeaseAcquisition.acquire(request, clock, new JdbcLeases(c, s)));
+                (c, s) -> acquisition.acquire(request, clock, new JdbcLeases(c, s)));
     }
 
     /**
@@ -399,12 +401,20 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                 bindFence(s, st, 2, keep.observed(), me);
             });
             forEach(c, s.releaseLease, writes.release(), false, (st, lease) -> bindFence(s, st, 1, lease, me));
-            forEach(c, s.claimLease, writes.claim(), false, (st, lease) -> {
-                s.dialect.setRelayId(st, 1, me);
-                st.setLong(2, writes.claimExpiresAtMillis());
-                st.setInt(3, lease.bucket());
-                st.setLong(4, writes.nowMillis());
-            });
+            // S13: a claim is conditional on the exact owner and expiry observed.
+            forEach(c, s.claimFreeLease, writes.claim().stream().filter(l -> l.owner() == null).toList(), false,
+                    (st, lease) -> {
+                        s.dialect.setRelayId(st, 1, me);
+                        st.setLong(2, writes.claimExpiresAtMillis());
+                        st.setInt(3, lease.bucket());
+                        st.setLong(4, lease.expiresAtMillis());
+                    });
+            forEach(c, s.claimLease, writes.claim().stream().filter(l -> l.owner() != null).toList(), false,
+                    (st, lease) -> {
+                        s.dialect.setRelayId(st, 1, me);
+                        st.setLong(2, writes.claimExpiresAtMillis());
+                        bindFence(s, st, 3, lease, lease.owner());
+                    });
         }
 
         @Override

@@ -29,6 +29,7 @@ final class Sql {
     final String keepLease;
     final String releaseLease;
     final String claimLease;
+    final String claimFreeLease;
     final String deleteStaleHeartbeat;
     final String selectOwned;
     final String releaseAllLeases;
@@ -65,14 +66,16 @@ final class Sql {
         selectLeases = "SELECT " + bucket + ", " + owner + ", " + expiresAt + " FROM " + leases + " WHERE " + bucket
                 + " < ?";
         insertLeaseIfAbsent = dialect.insertLeaseIfAbsent(leases);
-        // Keep and release are fenced by owner and the expiry the relay saw; claim by "free or
-        // expired now". The database evaluates each condition atomically on one row (S5).
+        // Keep, release and claim are fenced by the owner and expiry the relay saw (S5, S13: a claim
+        // never compares clocks). The database evaluates each condition atomically on one row.
         keepLease = "UPDATE " + leases + " SET " + expiresAt + " = ? WHERE " + bucket + " = ? AND " + owner
                 + " = ? AND " + expiresAt + " = ?";
         releaseLease = "UPDATE " + leases + " SET " + owner + " = NULL WHERE " + bucket + " = ? AND " + owner
                 + " = ? AND " + expiresAt + " = ?";
         claimLease = "UPDATE " + leases + " SET " + owner + " = ?, " + expiresAt + " = ? WHERE " + bucket
-                + " = ? AND (" + owner + " IS NULL OR " + expiresAt + " <= ?)";
+                + " = ? AND " + owner + " = ? AND " + expiresAt + " = ?";
+        claimFreeLease = "UPDATE " + leases + " SET " + owner + " = ?, " + expiresAt + " = ? WHERE " + bucket
+                + " = ? AND " + owner + " IS NULL AND " + expiresAt + " = ?";
         selectOwned = "SELECT " + bucket + " FROM " + leases + " WHERE " + owner + " = ? AND " + expiresAt
                 + " > ? AND " + bucket + " < ? ORDER BY " + bucket;
         releaseAllLeases = "UPDATE " + leases + " SET " + owner + " = NULL WHERE " + owner + " = ?";
@@ -80,11 +83,11 @@ final class Sql {
 
     /**
      * Renews the listed leases that the relay still holds; parameters: new expiry, owner, now,
-     * then the buckets. Never shortens a lease (S5).
+     * then the buckets. Never shortens a lease and always changes it (S5, S13).
      */
     String renewLeases(int bucketCount) {
         String expiresAt = q("expires_at");
-        return "UPDATE " + leases + " SET " + expiresAt + " = GREATEST(" + expiresAt + ", ?) WHERE " + q("owner")
+        return "UPDATE " + leases + " SET " + expiresAt + " = GREATEST(" + expiresAt + " + 1, ?) WHERE " + q("owner")
                 + " = ? AND " + expiresAt + " > ? AND " + q("bucket") + " IN (" + placeholders(bucketCount) + ")";
     }
 

@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
-import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.or;
 
 import com.mongodb.MongoException;
@@ -99,14 +98,18 @@ import org.bson.conversions.Bson;
  * heartbeats and leases, and then sends every planned transition as one {@code updateOne}
  * statement whose filter carries the condition, so the server decides every race:
  * <ul>
- *   <li>claim: {@code {_id: b, $or: [{owner: null}, {expiresAt: {$lte: now}}]}} &rarr;
+ *   <li>claim: {@code {_id: b, owner: observed, expiresAt: observed}} (the value observed,
+ *       judged free or expired by observed change, S13) &rarr;
  *       {@code {$set: {owner: me, expiresAt: now + leaseDuration}}};</li>
  *   <li>keep: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
- *       {@code {$set: {expiresAt: max(observed, now + leaseDuration)}}};</li>
+ *       {@code {$set: {expiresAt: max(observed + 1, now + leaseDuration)}}};</li>
  *   <li>release: {@code {_id: b, owner: me, expiresAt: observed}} &rarr;
  *       {@code {$set: {owner: null}}};</li>
- *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now}}} &rarr;
- *       {@code {$max: {expiresAt: now + leaseDuration}}};</li>
+ *   <li>renew (C1): {@code {_id: b, owner: me, expiresAt: {$gt: now, $lt: now + leaseDuration}}}
+ *       &rarr; {@code {$set: {expiresAt: now + leaseDuration}}}, then
+ *       {@code {_id: b, owner: me, expiresAt: {$gte: now + leaseDuration}}} &rarr;
+ *       {@code {$inc: {expiresAt: 1}}}: later than both the stored value and
+ *       {@code now + leaseDuration}, so the stored value always changes (S13);</li>
  *   <li>release all (C3): {@code {owner: me}} &rarr; {@code {$set: {owner: null}}}.</li>
  * </ul>
  * The statements of one call travel in one unordered bulk write (one round trip); each is atomic
@@ -171,11 +174,13 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     private static final String SEQ = MessageDocuments.SEQ;
     private static final int UPSERT_ATTEMPTS = 3;
     private static final BulkWriteOptions UNORDERED = new BulkWriteOptions().ordered(false);
+    private static final BulkWriteOptions ORDERED = new BulkWriteOptions().ordered(true);
 
     private final MongoClient client;
     private final boolean ownsClient;
     private final MongoOutboxOptions options;
     private final Clock clock;
+    private final LeaseAcquisition acquisition = new LeaseAcquisition();
     private final MongoCollection<BsonDocument> messages;
     private final MongoCollection<BsonDocument> sequences;
     private final MongoCollection<BsonDocument> leases;
@@ -314,7 +319,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     @Override
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
-        return LeaseAcquisition.acquire(request, clock, leaseStore);
+        return acquisition.acquire(request, clock, leaseStore);
     }
 
     /** The primitives of {@link LeaseAcquisition} on this store's collections. */
@@ -410,8 +415,9 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
                 writes.add(new UpdateOneModel<>(ownedAsObserved(me, observed), Updates.set(OWNER, BsonNull.VALUE)));
             }
             for (BucketLease observed : plan.claim()) {
-                writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()),
-                        or(eq(OWNER, null), lte(EXPIRES_AT, plan.nowMillis()))),
+                // S13: conditional on the exact owner and expiry observed, never on a clock comparison.
+                writes.add(new UpdateOneModel<>(and(eq(ID, observed.bucket()), eq(OWNER, observed.owner()),
+                        eq(EXPIRES_AT, observed.expiresAtMillis())),
                         Updates.combine(Updates.set(OWNER, me), Updates.set(EXPIRES_AT, plan.claimExpiresAtMillis()))));
             }
             leases.bulkWrite(writes, UNORDERED);
@@ -451,8 +457,8 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     /**
      * {@inheritDoc}
      *
-     * <p>One heartbeat upsert, one bulk write with a {@code $max} renewal per bucket, one
-     * read-back.
+     * <p>One heartbeat upsert, one ordered bulk write with two conditional updates per bucket
+     * (together later than both the stored expiry and {@code now + leaseDuration}), one read-back.
      */
     @Override
     public List<Integer> renewBucketLeases(LeaseRequest request) {
@@ -466,10 +472,14 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         long extended = now + request.leaseDurationMillis();
         List<WriteModel<BsonDocument>> renewals = new ArrayList<>();
         for (int bucket : request.heldBuckets()) {
-            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gt(EXPIRES_AT, now)),
-                    Updates.max(EXPIRES_AT, extended)));
+            // max(stored + 1, extended) in two ordered steps, so the stored value always changes (S13):
+            // raise a shorter lease to extended, then move it on by 1 ms (never shorter, always changed).
+            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gt(EXPIRES_AT, now),
+                    lt(EXPIRES_AT, extended)), Updates.set(EXPIRES_AT, extended)));
+            renewals.add(new UpdateOneModel<>(and(eq(ID, bucket), eq(OWNER, me), gte(EXPIRES_AT, extended)),
+                    Updates.inc(EXPIRES_AT, 1L)));
         }
-        leases.bulkWrite(renewals, UNORDERED);
+        leases.bulkWrite(renewals, ORDERED);
         return owned(me, now, in(ID, request.heldBuckets()));
     }
 
@@ -698,7 +708,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
 
         /**
          * Sets the clock all lease and heartbeat time comes from (S11). Relays sharing a store
-         * need clocks in sync.
+         * need clocks that run at about the same rate, not in sync (S13).
          *
          * @param clock the clock; not null (checked in {@link #build()}); default {@link Clock#systemUTC()}
          * @return this builder
