@@ -54,12 +54,12 @@ start_mongodb() {
     if running mongodb; then print_mongodb; return 0; fi
     refuse_taken_port "$MONGODB_PORT" jongodb OUTBOX_MONGODB_PORT
     local bin uri
-    bin="$(install_jongodb)"
+    bin="$(install_jongodb)" || return 1
     # setsid: the emulator outlives this script and ignores the terminal's Ctrl-C.
     setsid "$bin" --host=127.0.0.1 --port="$MONGODB_PORT" --topology-profile=singleNodeReplicaSet \
         --replica-set-name=rs0 >"$STATE/mongodb.log" 2>&1 < /dev/null &
     echo $! > "$STATE/mongodb.pid"
-    if ! uri="$(wait_for_jongodb "$STATE/mongodb.log")"; then stop_one mongodb; return 1; fi
+    if ! uri="$(wait_for_jongodb "$STATE/mongodb.log" "$(cat "$STATE/mongodb.pid")")"; then stop_one mongodb; return 1; fi
     echo "$uri" > "$STATE/mongodb.address"
     print_mongodb
 }
@@ -68,10 +68,10 @@ start_dynamodb() {
     if running dynamodb; then print_dynamodb; return 0; fi
     refuse_taken_port "$DYNAMODB_PORT" dynoxide OUTBOX_DYNAMODB_PORT
     local bin
-    bin="$(install_dynoxide)"
+    bin="$(install_dynoxide)" || return 1
     setsid "$bin" serve --host 127.0.0.1 --port "$DYNAMODB_PORT" >"$STATE/dynamodb.log" 2>&1 < /dev/null &
     echo $! > "$STATE/dynamodb.pid"
-    if ! wait_for_dynoxide "$bin" "$DYNAMODB_PORT" "$STATE/dynamodb.log"; then stop_one dynamodb; return 1; fi
+    if ! wait_for_dynoxide "$bin" "$DYNAMODB_PORT" "$STATE/dynamodb.log" "$(cat "$STATE/dynamodb.pid")"; then stop_one dynamodb; return 1; fi
     echo "http://127.0.0.1:$DYNAMODB_PORT" > "$STATE/dynamodb.address"
     print_dynamodb
 }

@@ -78,26 +78,35 @@ ensure_redis() {
     log "Redis: $OUTBOX_TEST_REDIS_URI (redis-server for the outage test: $OUTBOX_TEST_REDIS_SERVER)"
 }
 
+# An emulator that loses its port to another process between free_port and its bind exits at once;
+# each is started up to three times, on a fresh port each time.
 ensure_dynoxide() {
-    local bin port
+    local bin port try
     bin="$(install_dynoxide)"
-    port="$(free_port)"
-    "$bin" serve --host 127.0.0.1 --port "$port" >"$RUN_DIR/dynoxide.log" 2>&1 &
-    STARTED_PIDS+=("$!")
-    wait_for_dynoxide "$bin" "$port" "$RUN_DIR/dynoxide.log"
+    for try in 1 2 3; do
+        port="$(free_port)"
+        "$bin" serve --host 127.0.0.1 --port "$port" >"$RUN_DIR/dynoxide.log" 2>&1 &
+        STARTED_PIDS+=("$!")
+        wait_for_dynoxide "$bin" "$port" "$RUN_DIR/dynoxide.log" "$!" && break
+        kill "${STARTED_PIDS[-1]}" 2>/dev/null || true
+        (( try < 3 )) || return 1
+    done
     export OUTBOX_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
     log "dynoxide $DYNOXIDE_VERSION: $OUTBOX_TEST_DYNAMODB_ENDPOINT"
 }
 
 ensure_jongodb() {
-    local bin port
+    local bin port try uri
     bin="$(install_jongodb)"
-    port="$(free_port)"
-    "$bin" --host=127.0.0.1 --port="$port" --topology-profile=singleNodeReplicaSet --replica-set-name=rs0 \
-        >"$RUN_DIR/jongodb.log" 2>&1 &
-    STARTED_PIDS+=("$!")
-    local uri
-    uri="$(wait_for_jongodb "$RUN_DIR/jongodb.log")"
+    for try in 1 2 3; do
+        port="$(free_port)"
+        "$bin" --host=127.0.0.1 --port="$port" --topology-profile=singleNodeReplicaSet --replica-set-name=rs0 \
+            >"$RUN_DIR/jongodb.log" 2>&1 &
+        STARTED_PIDS+=("$!")
+        uri="$(wait_for_jongodb "$RUN_DIR/jongodb.log" "$!")" && break
+        kill "${STARTED_PIDS[-1]}" 2>/dev/null || true
+        (( try < 3 )) || return 1
+    done
     export OUTBOX_TEST_JONGODB_URI="$uri"
     log "jongodb $JONGODB_VERSION: $OUTBOX_TEST_JONGODB_URI"
 }

@@ -117,11 +117,17 @@ totals() { # Surefire XML reports: prints "run failed skipped"
 
 run_emulator_quick_starts() {
     export OUTBOX_EMULATORS_STATE="$WORK/emulators"
-    OUTBOX_MONGODB_PORT="$(free_port)"
-    OUTBOX_DYNAMODB_PORT="$(free_port)"
-    export OUTBOX_MONGODB_PORT OUTBOX_DYNAMODB_PORT
-    local printed status=0
-    printed="$("$ROOT/scripts/emulators.sh" start)" || { log "FAILED: scripts/emulators.sh start"; return 1; }
+    local printed="" status=0 try
+    # Fresh ports on each try: a port can be taken between free_port and the emulator's bind.
+    for try in 1 2 3; do
+        OUTBOX_MONGODB_PORT="$(free_port)"
+        OUTBOX_DYNAMODB_PORT="$(free_port)"
+        export OUTBOX_MONGODB_PORT OUTBOX_DYNAMODB_PORT
+        printed="$("$ROOT/scripts/emulators.sh" start)" && break
+        "$ROOT/scripts/emulators.sh" stop >/dev/null 2>&1 || true
+        (( try < 3 )) || { log "FAILED: scripts/emulators.sh start (3 tries)"; return 1; }
+        log "scripts/emulators.sh start failed; trying again on other ports"
+    done
     local demo started
     while read -r demo; do
         started=$SECONDS

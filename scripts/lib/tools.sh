@@ -17,10 +17,14 @@ log() { printf '[%s] %s\n' "${LOG_PREFIX:-$(basename "$0")}" "$*" >&2; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# free_port: prints a port nothing listens on, below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), so that no outgoing connection can hold it when a server binds it.
 free_port() {
-    local port
+    local port low=32768 high
+    read -r low high < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    (( low > 12000 )) || low=32768
     for _ in $(seq 1 200); do
-        port=$(( 20000 + RANDOM % 30000 ))
+        port=$(( 10000 + RANDOM % (low - 10000) ))
         if ! port_open "$port"; then echo "$port"; return 0; fi
     done
     log "no free port found"; return 1
@@ -58,20 +62,30 @@ install_npm_tool() {
 install_dynoxide() { install_npm_tool "$DYNOXIDE_PACKAGE" "$DYNOXIDE_VERSION" dynoxide "$DYNOXIDE_SHA256"; }
 install_jongodb() { install_npm_tool "$JONGODB_PACKAGE" "$JONGODB_VERSION" bin/jongodb "$JONGODB_SHA256"; }
 
-# wait_for_dynoxide <binary> <port> <log file>
+# emulator_failed <what> <pid> <log file>: reports why an emulator did not start, with the end of
+# its log (where both emulators print the cause), so that the cause reaches the caller's output and not only a file that is deleted later.
+emulator_failed() {
+    local state="did not start within the time allowed"
+    kill -0 "$2" 2>/dev/null || state="exited"
+    log "$1 $state (log $3); it begins:"
+    head -3 "$3" 2>/dev/null | sed 's/^/    /' >&2 || true
+    return 1
+}
+
+# wait_for_dynoxide <binary> <port> <log file> <pid>
 wait_for_dynoxide() {
     local deadline=$(( SECONDS + 30 ))
     until "$1" healthcheck --port "$2" --timeout 1 >/dev/null 2>&1; do
-        (( SECONDS < deadline )) || { log "dynoxide did not become healthy; see $3"; return 1; }
+        if (( SECONDS >= deadline )) || ! kill -0 "$4" 2>/dev/null; then emulator_failed dynoxide "$4" "$3"; return 1; fi
         sleep 0.1
     done
 }
 
-# wait_for_jongodb <log file>: prints the connection string jongodb announces once it is ready.
+# wait_for_jongodb <log file> <pid>: prints the connection string jongodb announces once it is ready.
 wait_for_jongodb() {
     local deadline=$(( SECONDS + 60 )) uri=""
     until uri="$(grep -m1 -o 'JONGODB_URI=.*' "$1" 2>/dev/null | cut -d= -f2-)" && [[ -n "$uri" ]]; do
-        (( SECONDS < deadline )) || { log "jongodb did not start; see $1"; return 1; }
+        if (( SECONDS >= deadline )) || ! kill -0 "$2" 2>/dev/null; then emulator_failed jongodb "$2" "$1"; return 1; fi
         sleep 0.2
     done
     echo "$uri"
