@@ -1,5 +1,7 @@
 package io.outbox.tck;
 
+import io.outbox.spi.support.InboxArguments;
+
 import io.outbox.InboxRetention;
 import java.time.Clock;
 import java.time.Duration;
@@ -59,14 +61,7 @@ final class InMemoryInbox {
 
             @Override
             public long deleteExpired() {
-                long cutoff = clock.millis() - retention.toMillis();
-                long total = 0;
-                int deleted;
-                do {
-                    deleted = delete(cutoff);
-                    total += deleted;
-                } while (deleted == batchSize);
-                return total;
+                return InboxArguments.deleteInBatches(clock.millis() - retention.toMillis(), batchSize, this::delete);
             }
 
             private int delete(long cutoff) {

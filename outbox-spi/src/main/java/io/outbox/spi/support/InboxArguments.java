@@ -2,6 +2,7 @@ package io.outbox.spi.support;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.LongToIntFunction;
 
 /**
  * Argument checks every store's inbox shares (rules I1, I2), so that a consumer name or a
@@ -102,5 +103,27 @@ public final class InboxArguments {
      */
     public static java.util.UUID requireMessageId(java.util.UUID messageId) {
         return Objects.requireNonNull(messageId, "messageId must not be null");
+    }
+
+    /**
+     * The loop of {@link io.outbox.InboxRetention#deleteExpired()} (rule I2): calls
+     * {@code deleteBatch} with the one cutoff until a batch deletes fewer than {@code batchSize}
+     * markers, so markers recorded after the start are never touched and the loop ends.
+     *
+     * @param cutoffMillis the cutoff, epoch milliseconds, fixed for every batch
+     * @param batchSize the most markers one batch deletes, {@code >= 1}
+     * @param deleteBatch deletes at most {@code batchSize} markers older than its argument and
+     *     returns how many it deleted
+     * @return how many markers all batches deleted
+     * @throws RuntimeException what {@code deleteBatch} throws; batches done before stay done
+     */
+    public static long deleteInBatches(long cutoffMillis, int batchSize, LongToIntFunction deleteBatch) {
+        long total = 0;
+        int deleted;
+        do {
+            deleted = deleteBatch.applyAsInt(cutoffMillis);
+            total += deleted;
+        } while (deleted >= batchSize);
+        return total;
     }
 }

@@ -193,14 +193,8 @@ public final class MongoInbox implements InboxRetention {
      */
     @Override
     public long deleteExpired() {
-        long cutoff = InboxArguments.cutoffMillis(clock.millis(), retention);
-        long total = 0;
-        int deleted;
-        do {
-            deleted = deleteBatch(cutoff);
-            total += deleted;
-        } while (deleted == cleanupBatchSize);
-        return total;
+        return InboxArguments.deleteInBatches(
+                InboxArguments.cutoffMillis(clock.millis(), retention), cleanupBatchSize, this::deleteBatch);
     }
 
     private int deleteBatch(long cutoffMillis) {
