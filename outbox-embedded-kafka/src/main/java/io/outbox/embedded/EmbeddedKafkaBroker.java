@@ -394,6 +394,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
     }
 
+    /** Refuses a port given by the caller that is already bound, before Kafka tries and logs its failure at length. */
+    private static void requireBindable(String name, int port) {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new java.net.InetSocketAddress(InetAddress.getByName(HOST), port), 1);
+        } catch (IOException e) {
+            throw new IllegalStateException(name + " " + port + " on " + HOST + " is in use (" + e.getMessage()
+                    + "); stop what listens there or choose another port", e);
+        }
+    }
+
     private static void deleteRecursively(Path dir) {
         if (!Files.exists(dir)) {
             return;
@@ -495,13 +509,17 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
         /**
          * Formats the storage and starts the broker. When a port was left free and is taken by
-         * another process before the broker binds it, it retries with new ports (three attempts).
+         * another process before the broker binds it, it retries with new ports (three attempts). A
+         * port the caller gave that is already in use is refused before the broker starts, naming it.
          *
          * @return the running broker; the caller closes it
-         * @throws IllegalStateException if the broker does not start within the timeout
+         * @throws IllegalStateException if a given port is in use or the broker does not start within
+         *     the timeout
          * @throws UncheckedIOException if the directory cannot be created
          */
         public EmbeddedKafkaBroker start() {
+            requireBindable("port", port);
+            requireBindable("controller port", controllerPort);
             boolean freePorts = port == 0 || controllerPort == 0;
             RuntimeException failure = null;
             for (int attempt = 1; attempt <= (freePorts ? PORT_ATTEMPTS : 1); attempt++) {

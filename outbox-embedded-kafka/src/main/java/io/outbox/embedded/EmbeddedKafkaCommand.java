@@ -27,8 +27,8 @@ import picocli.CommandLine.Spec;
                 + "Ctrl-C, then deletes its data. Prints bootstrap.servers=127.0.0.1:<port> when it is ready. "
                 + "For local runs and tests only: no security, one replica, data in a temporary directory."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:stopped (the JVM reports 130 after Ctrl-C, 143 after SIGTERM)", "2:invalid options",
-            "3:the broker did not start (the port is taken, say)"})
+        exitCodeList = {"0:stopped by Ctrl-C or SIGTERM (a shell shows 130 or 143: the JVM exits by the signal)", "2:invalid options",
+            "3:the broker did not start (a port in use is named)"})
 public final class EmbeddedKafkaCommand implements Callable<Integer> {
 
     /** The client port when none is given: Kafka's usual 9092. */

@@ -59,6 +59,18 @@ class EmbeddedKafkaCommandTest {
         assertThat(err).contains("--port must be a port in [0, 65535] but was 70000");
     }
 
+    @Test
+    void brokerCommandRefusesAPortInUseInOneLineNamingIt() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            Process process = java(ProcessBuilder.Redirect.PIPE, "--port", String.valueOf(taken.getLocalPort()));
+            String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(process.exitValue()).isEqualTo(3);
+            assertThat(err).contains("port " + taken.getLocalPort() + " on 127.0.0.1 is in use");
+            assertThat(err.lines().count()).as("stderr: %s", err).isLessThanOrEqualTo(2);
+        }
+    }
+
     private static Process java(ProcessBuilder.Redirect stderr, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx512m", "-cp", System.getProperty("java.class.path"), EmbeddedKafkaCommand.class.getName()));
