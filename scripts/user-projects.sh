@@ -47,9 +47,8 @@ seed_repository() {
 
 install_reactor() {
     log "installing the outbox $VERSION artifacts into a temporary repository"
-    (cd "$ROOT" && "${MVN[@]}" -q install -DskipTests -Dmaven.javadoc.skip=true \
-        -pl outbox-bom,outbox-spi,outbox-tck,outbox-store-jdbc,outbox-relay,outbox-embedded-kafka,outbox-store-archetype -am) \
-        >"$WORK/install.log" 2>&1 || { tail -50 "$WORK/install.log" >&2; log "install failed"; return 1; }
+    # The README's install command, into the temporary repository.
+    bash "$ROOT/scripts/install.sh" -q "${MVN[@]:3}" >"$WORK/install.log" 2>&1 || { tail -50 "$WORK/install.log" >&2; log "install failed"; return 1; }
 }
 
 run_first_service() {
