@@ -254,6 +254,10 @@ class StandaloneRelayCommandTest {
                 new Bad("jdbc", "notify.transport=postgres\nnotify.postgres.channel=orders-outbox", "notify.postgres"),
                 new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:mysql://h/db",
                         "notify.postgres"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://h:notaport/db",
+                        "notify.postgres"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://u:pw@h/db",
+                        "notify.postgres"),
                 new Bad("jdbc", "notify.transport=kafka", "notify.transport"));
     }
 
