@@ -350,13 +350,14 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     /**
      * Waits once per topic for its metadata, so a broker that is down costs one max.block.ms per
      * batch, not one per record. After a failed wait, batches for that topic fail at once for the
-     * next max.block.ms, so a sweep over many buckets does not wait once per bucket.
+     * next max.block.ms, so a sweep over many buckets does not wait once per bucket. The
+     * transactional mode's view of the metadata; it goes through the {@link TopicWatch} too.
      */
     private Map<String, Integer> awaitMetadata(Producer<byte[], byte[]> producer, List<OutboxMessage> batch) {
         Map<String, Integer> partitionCounts = new HashMap<>();
         for (OutboxMessage m : batch) {
             if (!partitionCounts.containsKey(m.topic())) {
-                partitionCounts.put(m.topic(), awaitMetadata(producer, m.topic()));
+                partitionCounts.put(m.topic(), watchedMetadata(producer, m.topic()));
             }
         }
         return partitionCounts;
@@ -368,12 +369,21 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
 
     private TopicMetadata topicMetadata(Producer<byte[], byte[]> producer, String topic) {
         try {
+            return new TopicMetadata(watchedMetadata(producer, topic), null);
+        } catch (RuntimeException e) {
+            return new TopicMetadata(null, diagnosis == null ? e : diagnosis.explain(topic, e));
+        }
+    }
+
+    /** The topic's partition count as {@link #awaitMetadata(Producer, String)} finds it, told to the watch. */
+    private Integer watchedMetadata(Producer<byte[], byte[]> producer, String topic) {
+        try {
             Integer partitions = awaitMetadata(producer, topic);
             topicWatch.observed(topic, partitions);
-            return new TopicMetadata(partitions, null);
+            return partitions;
         } catch (RuntimeException e) {
             topicWatch.missing(topic);
-            return new TopicMetadata(null, diagnosis == null ? e : diagnosis.explain(topic, e));
+            throw e;
         }
     }
 

@@ -68,46 +68,88 @@ class TopicProblemsIntegrationTest {
     void k3_aTopicRecreatedWithAnotherPartitionCountIsLoggedOnceAtErrorNamingTheTopicAndBothCounts()
             throws Exception {
         String topic = "recreated-" + UUID.randomUUID();
+        try (KafkaOutboxPublisher publisher = publisher()) {
+            assertRecreationLoggedOnce(publisher, topic, t -> message(t, "a"), true);
+        }
+    }
+
+    @Test
+    void k3_aTopicDeletedWhileRunningIsRecreatedByTheBrokersAutoCreationWithNumPartitionsAndLoggedOnce()
+            throws Exception {
+        String topic = "auto-recreated-" + UUID.randomUUID();
+        int partitions;
+        try (KafkaOutboxPublisher publisher = publisher()) {
+            partitions = assertRecreationLoggedOnce(publisher, topic, t -> message(t, "a"), false);
+        }
+        assertThat(partitions).as("the broker's num.partitions (1 by default)").isEqualTo(1);
+    }
+
+    @Test
+    void k5_inTheTransactionalModeAPartitionCountChangeIsLoggedOnceToo() throws Exception {
+        String topic = "tx-recreated-" + UUID.randomUUID();
+        StringSerializer s = new StringSerializer();
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers",
+                        KAFKA.broker().bootstrapServers(), "max.block.ms", 3000, "metadata.max.age.ms", 500))
+                .transactions(KafkaTransactions.builder("tx-recreated").build()).build()) {
+            publisher.bucketsAcquired(Set.of(0));
+            assertRecreationLoggedOnce(publisher, topic, t -> OutboxMessage.create(t, "a", "value", s, s, List.of(),
+                    1, null, Clock.systemUTC()), true);
+        }
+    }
+
+    /**
+     * Creates the topic with 2 partitions, publishes, deletes it and has it re-created (with 5
+     * partitions by hand, or by the broker's auto-creation when the producer's metadata refresh
+     * asks for it first, as it does in production), then publishes until the change is logged and
+     * three times more.
+     *
+     * @return the partition count the topic has now
+     */
+    private static int assertRecreationLoggedOnce(KafkaOutboxPublisher publisher, String topic,
+                                                  java.util.function.Function<String, OutboxMessage> message,
+                                                  boolean byHand) throws Exception {
         KAFKA.broker().createTopic(topic, 2);
         PrintStream stderr = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        int[] expected = new int[1];
+        int[] count = new int[1];
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try (KafkaOutboxPublisher publisher = publisher(); Admin admin = Admin.create(KAFKA.broker().adminConfig())) {
-            assertThat(publisher.publish(List.of(message(topic, "a"))).get(60, TimeUnit.SECONDS).acknowledged())
+        try (Admin admin = Admin.create(KAFKA.broker().adminConfig())) {
+            assertThat(publisher.publish(List.of(message.apply(topic))).get(60, TimeUnit.SECONDS).acknowledged())
                     .isEqualTo(1);
 
             admin.deleteTopics(Set.of(topic)).all().get(30, TimeUnit.SECONDS);
-            // Re-created with 5 partitions, or by the broker's auto-creation (1 partition) when the
-            // producer's metadata refresh asks for it first, as it does in production.
-            int[] count = new int[1];
-            Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                try {
-                    admin.createTopics(List.of(new NewTopic(topic, 5, (short) 1))).all().get(10, TimeUnit.SECONDS);
-                } catch (java.util.concurrent.ExecutionException e) {
-                    // exists already: read what it has
-                }
-                count[0] = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS)
-                        .get(topic).partitions().size();
-                return count[0] != 2;
-            });
-            expected[0] = count[0];
+            Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                    .ignoreExceptions().until(() -> {
+                        if (byHand) {
+                            try {
+                                admin.createTopics(List.of(new NewTopic(topic, 5, (short) 1))).all()
+                                        .get(10, TimeUnit.SECONDS);
+                            } catch (java.util.concurrent.ExecutionException e) {
+                                // exists already: read what it has
+                            }
+                        } else {
+                            publisher.publish(List.of(message.apply(topic))).get(60, TimeUnit.SECONDS);
+                        }
+                        count[0] = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS)
+                                .get(topic).partitions().size();
+                        return count[0] != 2;
+                    });
             Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-                publisher.publish(List.of(message(topic, "b"))).get(60, TimeUnit.SECONDS);
+                publisher.publish(List.of(message.apply(topic))).get(60, TimeUnit.SECONDS);
                 return captured.toString(StandardCharsets.UTF_8).contains("partition count changed");
             });
             for (int i = 0; i < 3; i++) {
-                publisher.publish(List.of(message(topic, "c" + i))).get(60, TimeUnit.SECONDS);
+                publisher.publish(List.of(message.apply(topic))).get(60, TimeUnit.SECONDS);
             }
         } finally {
             System.setErr(stderr);
         }
 
         String log = captured.toString(StandardCharsets.UTF_8);
-        List<String> errors = log.lines().filter(l -> l.contains("ERROR KafkaOutboxPublisher - partition count"))
-                .toList();
+        List<String> errors = log.lines().filter(l -> l.contains(" ERROR ") && l.contains(topic)).toList();
         assertThat(errors).as(log).hasSize(1);
-        assertThat(errors.get(0)).contains("topic='" + topic + "'")
-                .contains("partition count changed from 2 to " + expected[0]);
+        assertThat(errors.get(0)).contains("ERROR KafkaOutboxPublisher - partition count changed from 2 to " + count[0],
+                "topic='" + topic + "'");
+        return count[0];
     }
 }

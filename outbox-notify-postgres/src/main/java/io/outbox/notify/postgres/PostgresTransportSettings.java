@@ -46,7 +46,7 @@ public record PostgresTransportSettings(String url, String user, String password
     /**
      * Checks the values.
      *
-     * @param url the JDBC URL
+     * @param url the JDBC URL, {@code jdbc:postgresql:} that the driver can parse
      * @param user the user or null
      * @param password the password or null
      * @param channel the channel
@@ -61,6 +61,13 @@ public record PostgresTransportSettings(String url, String user, String password
         if (url == null || !url.startsWith("jdbc:postgresql:")) {
             throw new OutboxMisconfigurationException("notification setting " + URL + " must be a PostgreSQL JDBC URL "
                     + "(jdbc:postgresql://host:port/database), was " + (url == null ? "not set" : "'" + url + "'"));
+        }
+        if (org.postgresql.Driver.parseURL(url, null) == null) {
+            // A URL the driver can never parse would be retried as if the database were down. Neither
+            // the URL nor the driver's message, which can quote it (a password, say), is shown.
+            throw new OutboxMisconfigurationException("notification setting " + URL + " is a PostgreSQL JDBC URL the "
+                    + "driver cannot parse (value hidden; check host, a numeric port and database, and give "
+                    + "credentials in " + USER + " and " + PASSWORD + ", not before the host)");
         }
         if (!channel.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
             throw new OutboxMisconfigurationException("notification setting " + CHANNEL + "='" + channel

@@ -207,19 +207,92 @@ class StandaloneRelayCommandTest {
                 .doesNotContain("OutOfMemoryError");
     }
 
+    /** A valid configuration of each store, without connecting, and one setting it replaces. */
+    private static final Map<String, List<String>> VALID = Map.of(
+            "jdbc", List.of("store.url=jdbc:postgresql://127.0.0.1:5432/test", "store.table.prefix=app_"),
+            "mongodb", List.of("store.connection.string=mongodb://127.0.0.1:27017/shop", "store.collection.prefix=app_"),
+            "dynamodb", List.of("store.endpoint=http://127.0.0.1:8000", "store.region=us-east-1",
+                    "store.access.key.id=test", "store.secret.access.key=test"));
+
+    /**
+     * One bad value of a store's identifier or connection setting, or of a notification setting,
+     * and the key the message must name.
+     */
+    record Bad(String store, String setting, String named) {
+    }
+
+    /** Every identifier setting of every store, and the notification settings, with bad values. */
+    private static List<Bad> badSettings() {
+        return List.of(
+                new Bad("jdbc", "store.table.prefix=abc ", "store.table.prefix"),
+                new Bad("jdbc", "store.table.prefix=", "store.table.prefix"),
+                new Bad("jdbc", "store.table.prefix=abc\\u0000", "store.table.prefix"),
+                new Bad("jdbc", "store.table.prefix=1abc", "store.table.prefix"),
+                new Bad("jdbc", "store.table.prefix=ab-c", "store.table.prefix"),
+                new Bad("jdbc", "store.schema=x;drop", "store.schema"),
+                new Bad("jdbc", "store.url=jdbc:postgresql://127.0.0.1:notaport/test", "store.url"),
+                new Bad("mongodb", "store.database=a$b", "store.database"),
+                new Bad("mongodb", "store.database=" + "d".repeat(64), "store.database"),
+                new Bad("mongodb", "store.connection.string=mongodb://127.0.0.1:27017/" + "d".repeat(64),
+                        "store.connection.string"),
+                new Bad("mongodb", "store.connection.string=mongodb://127.0.0.1:27017/a$b", "store.connection.string"),
+                new Bad("mongodb", "store.connection.string=mongodb://u:pw@127.0.0.1:notaport/db",
+                        "store.connection.string"),
+                new Bad("mongodb", "store.collection.prefix=", "store.collection.prefix"),
+                new Bad("mongodb", "store.collection.prefix=system.x", "store.collection.prefix"),
+                new Bad("mongodb", "store.collection.prefix=a b", "store.collection.prefix"),
+                new Bad("dynamodb", "store.messages.table=ab", "store.messages.table"),
+                new Bad("dynamodb", "store.messages.table=orders/outbox", "store.messages.table"),
+                new Bad("dynamodb", "store.messages.table=" + "t".repeat(256), "store.messages.table"),
+                new Bad("dynamodb", "store.coordination.table=a b", "store.coordination.table"),
+                new Bad("dynamodb", "store.coordination.table=outbox_messages", "store.coordination.table"),
+                new Bad("dynamodb", "store.endpoint=ftp://127.0.0.1", "store.endpoint"),
+                new Bad("dynamodb", "store.retry.mode=eager", "store.retry.mode"),
+                new Bad("jdbc", "notify.transport=redis\nnotify.redis.uri=notredis://x", "notify.redis"),
+                new Bad("jdbc", "notify.transport=redis\nnotify.redis.channel=\\u0020", "notify.redis"),
+                new Bad("jdbc", "notify.transport=redis\nnotify.redis.command.timeout.ms=0", "notify.redis"),
+                new Bad("jdbc", "notify.transport=postgres\nnotify.postgres.channel=orders-outbox", "notify.postgres"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:mysql://h/db",
+                        "notify.postgres"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://h:notaport/db",
+                        "notify.postgres"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://u:pw@h/db",
+                        "notify.postgres"),
+                new Bad("jdbc", "notify.transport=kafka", "notify.transport"));
+    }
+
     @Test
     void checkRefusesWhatAStartRefusesWithTheSameMessageAndExitCode() throws IOException {
-        for (String bad : List.of("store.table.prefix=abc ", "store.table.prefix=", "store.table.prefix=abc\\u0000",
-                "store.url=jdbc:postgresql://127.0.0.1:notaport/test")) {
-            String url = bad.startsWith("store.url=") ? bad : "store.url=jdbc:postgresql://127.0.0.1:5432/test";
-            String other = bad.startsWith("store.url=") ? "store.table.prefix=app_" : bad;
-            Path file = Files.writeString(dir.resolve("jdbc.properties"), String.join("\n", "store=jdbc", url, other,
-                    "kafka.bootstrap.servers=k:9092"), StandardCharsets.UTF_8);
+        org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+        for (Bad bad : badSettings()) {
+            String key = bad.setting().substring(0, bad.setting().indexOf('='));
+            List<String> lines = new java.util.ArrayList<>(List.of("store=" + bad.store(),
+                    "kafka.bootstrap.servers=k:9092"));
+            VALID.get(bad.store()).stream().filter(l -> !l.startsWith(key + "=")).forEach(lines::add);
+            lines.add(bad.setting());
+            Path file = Files.writeString(dir.resolve("bad.properties"), String.join("\n", lines),
+                    StandardCharsets.UTF_8);
             Result check = run(Map.of(), "-c", file.toString(), "--check");
+            soft.assertThat(check.code()).as("%s: %s", bad, check.out()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+            if (check.code() != StandaloneRelay.EXIT_MISCONFIGURATION) {
+                continue; // a start would try to connect
+            }
             Result start = run(Map.of(), "-c", file.toString());
-            assertThat(check.code()).as(bad).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
-            assertThat(start.code()).as(bad).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
-            assertThat(check.err()).as(bad).isEqualTo(start.err()).contains("store.");
+            soft.assertThat(start.code()).as("%s", bad).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+            soft.assertThat(check.err()).as("%s", bad).isEqualTo(start.err()).contains("invalid configuration",
+                    bad.named()).doesNotContain(":pw@");
+        }
+        soft.assertAll();
+    }
+
+    @Test
+    void theValidConfigurationsOfTheParityTestPassTheCheck() throws IOException {
+        for (Map.Entry<String, List<String>> store : VALID.entrySet()) {
+            Path file = Files.writeString(dir.resolve(store.getKey() + ".properties"), String.join("\n",
+                    "store=" + store.getKey(), "kafka.bootstrap.servers=k:9092", String.join("\n", store.getValue())),
+                    StandardCharsets.UTF_8);
+            Result check = run(Map.of(), "-c", file.toString(), "--check");
+            assertThat(check.code()).as("%s: %s", store.getKey(), check.err()).isZero();
         }
     }
 

@@ -169,12 +169,22 @@ public final class DynamoDbOutboxOptions {
             return new DynamoDbOutboxOptions(this);
         }
 
-        private static void requireTableName(String setting, String name) {
-            Objects.requireNonNull(name, setting + " must not be null");
-            if (!TABLE_NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException(setting + " must be 3 to 255 characters of [a-zA-Z0-9_.-] but was '"
-                        + name + "'");
-            }
+    }
+
+    /**
+     * Checks a table name against DynamoDB's rule, for the builder and the provider's settings.
+     *
+     * @param setting the option or setting that holds it, for the message
+     * @param name the table name
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException naming the setting and the value if it is not 3 to 255
+     *     characters of {@code [a-zA-Z0-9_.-]}
+     */
+    static void requireTableName(String setting, String name) {
+        Objects.requireNonNull(name, setting + " must not be null");
+        if (!TABLE_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(setting + " must be 3 to 255 characters of [a-zA-Z0-9_.-] but was '"
+                    + name + "'");
         }
     }
 }

@@ -85,9 +85,12 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
             .define(REGION, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
                     "AWS region, for example eu-west-1; unset for the SDK's default region chain.")
             .define(MESSAGES_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_MESSAGES_TABLE,
-                    ConfigDef.Importance.HIGH, "Name of the messages table.")
+                    DynamoDbOutboxStoreProvider::validateTable, ConfigDef.Importance.HIGH,
+                    "Name of the messages table: 3 to 255 characters of [a-zA-Z0-9_.-].")
             .define(COORDINATION_TABLE, ConfigDef.Type.STRING, DynamoDbOutboxOptions.DEFAULT_COORDINATION_TABLE,
-                    ConfigDef.Importance.HIGH, "Name of the coordination table (leases, heartbeats, counters).")
+                    DynamoDbOutboxStoreProvider::validateTable, ConfigDef.Importance.HIGH,
+                    "Name of the coordination table (leases, heartbeats, counters): 3 to 255 characters of "
+                            + "[a-zA-Z0-9_.-], not the messages table's.")
             .define(CREATE_TABLES, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
                     "Create missing tables (on-demand billing) at start-up and wait until they are ACTIVE. "
                             + "When false, check that they exist and fail naming those that do not.")
@@ -118,27 +121,45 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
 
     /**
      * Validates the settings as {@link #create(Map)} does, without building a client: each setting
-     * (the endpoint an http or https URL) and an access key given with its secret or neither.
+     * (the endpoint an http or https URL, each table name DynamoDB's rule), two different table
+     * names, and an access key given with its secret or neither. {@link #create(Map)} runs exactly
+     * these checks first.
      *
      * @param config the settings; not null
      * @throws OutboxMisconfigurationException naming the bad setting, never the secret
      */
     @Override
     public void validate(Map<String, String> config) {
-        requireKeyPair(OutboxStoreConfig.parse(NAME, CONFIG, config));
+        settings(config);
     }
 
-    private static void requireKeyPair(OutboxStoreConfig config) {
-        if ((config.getString(ACCESS_KEY_ID) == null) != (config.getPassword(SECRET_ACCESS_KEY) == null)) {
+    /** The parsed settings, after every check that needs no client. */
+    private static OutboxStoreConfig settings(Map<String, String> config) {
+        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
+        if (parsed.getString(MESSAGES_TABLE).equals(parsed.getString(COORDINATION_TABLE))) {
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                    + MESSAGES_TABLE + " and " + COORDINATION_TABLE + " must differ but both are '"
+                    + parsed.getString(MESSAGES_TABLE) + "'");
+        }
+        if ((parsed.getString(ACCESS_KEY_ID) == null) != (parsed.getPassword(SECRET_ACCESS_KEY) == null)) {
             throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs both " + ACCESS_KEY_ID
                     + " and " + SECRET_ACCESS_KEY + ", or neither (for the SDK's default credentials chain)");
+        }
+        return parsed;
+    }
+
+    /** Checks a table name setting with the other settings, so a check without connecting refuses it too. */
+    private static void validateTable(String name, Object value) {
+        try {
+            DynamoDbOutboxOptions.requireTableName(name, (String) value);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new ConfigException(name, value, "a DynamoDB table name is 3 to 255 characters of [a-zA-Z0-9_.-]");
         }
     }
 
     @Override
     public CloseableOutboxStore create(Map<String, String> config) {
-        OutboxStoreConfig parsed = OutboxStoreConfig.parse(NAME, CONFIG, config);
-        requireKeyPair(parsed);
+        OutboxStoreConfig parsed = settings(config);
         DynamoDbClient client = buildClient(parsed);
         DynamoDbOutboxStore store;
         try {

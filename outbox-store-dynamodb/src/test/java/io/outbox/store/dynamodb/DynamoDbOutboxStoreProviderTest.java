@@ -2,6 +2,7 @@ package io.outbox.store.dynamodb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStores;
@@ -72,7 +73,19 @@ class DynamoDbOutboxStoreProviderTest {
         assertThatThrownBy(() -> PROVIDER.create(settings("retry.max.attempts", "0")))
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("retry.max.attempts");
         assertThatThrownBy(() -> PROVIDER.create(settings("messages.table", "x")))
-                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("messagesTable");
+                .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("messages.table");
+    }
+
+    @Test
+    void validateRefusesTheTableNamesACreateRefusesWithTheSameMessage() {
+        for (String[] bad : new String[][] {{"messages.table", "x"}, {"messages.table", "orders/outbox"},
+                {"coordination.table", "t".repeat(256)}, {"coordination.table", "outbox_messages"}}) {
+            Map<String, String> config = settings(bad[0], bad[1]);
+            Throwable checked = catchThrowable(() -> PROVIDER.validate(config));
+            assertThat(checked).as(bad[0] + "=" + bad[1]).isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContaining(bad[0]);
+            assertThatThrownBy(() -> PROVIDER.create(config)).hasMessage(checked.getMessage());
+        }
     }
 
     /** Against a closed port (a retryable connection error), the client makes exactly the configured attempts. */

@@ -150,14 +150,22 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
 
     private static String database(OutboxStoreConfig parsed, ConnectionString connectionString) {
         String database = parsed.getString(DATABASE);
-        if (database == null) {
-            database = connectionString.getDatabase();
+        if (database != null) {
+            return database; // checked by its validator
         }
+        database = connectionString.getDatabase();
         if (database == null) {
             throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store needs a database: set '"
                     + DATABASE + "' or name one in the connection string's path (mongodb://host/DATABASE)");
         }
-        return database;
+        try {
+            // The same rule as the setting, so a check refuses what a start would (the name is no secret).
+            return MongoOutboxOptions.requireDatabaseName(database);
+        } catch (IllegalArgumentException e) {
+            throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: the "
+                    + "database in " + CONNECTION_STRING + "'s path: " + e.getMessage() + "; set '" + DATABASE
+                    + "' to override it", e);
+        }
     }
 
     /** Parses the connection string without ever echoing it: it may hold a password. */

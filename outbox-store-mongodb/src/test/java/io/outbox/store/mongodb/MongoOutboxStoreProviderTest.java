@@ -174,4 +174,21 @@ class MongoOutboxStoreProviderTest {
         assertThat(atCheck).hasMessage(atStart.getMessage());
         provider.validate(Map.of("connection.string", "mongodb://nowhere.invalid:27017/db"));
     }
+
+    @Test
+    void theDatabaseInTheConnectionStringsPathFollowsTheSettingsRuleAtCheckAndStart() {
+        MongoOutboxStoreProvider provider = new MongoOutboxStoreProvider();
+        for (String database : List.of("a$b", "d".repeat(64))) {
+            Map<String, String> config = Map.of("connection.string", "mongodb://u:" + PASSWORD
+                    + "@nowhere.invalid:27017/" + database);
+            Throwable atCheck = catchThrowable(() -> provider.validate(config));
+            assertThat(atCheck).as(database).isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContaining("connection.string's path").hasMessageContaining("'" + database + "'")
+                    .hasMessageNotContaining(PASSWORD);
+            assertThat(catchThrowable(() -> provider.create(config))).hasMessage(atCheck.getMessage());
+            Throwable asSetting = catchThrowable(() -> provider.validate(Map.of("connection.string",
+                    "mongodb://nowhere.invalid:27017", "database", database)));
+            assertThat(asSetting).as("the same rule as the setting").isInstanceOf(OutboxMisconfigurationException.class);
+        }
+    }
 }
