@@ -175,6 +175,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
      *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
      *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
+     * @throws OutboxMisconfigurationException also if the database the URL names does not exist
      * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
      *     tables cannot be created
      */
@@ -197,7 +198,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         pool.setMaximumPoolSize(parsed.getInt(POOL_SIZE));
         pool.setAutoCommit(true);
         pool.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-        HikariDataSource dataSource = new HikariDataSource(pool);
+        HikariDataSource dataSource;
+        try {
+            dataSource = new HikariDataSource(pool);
+        } catch (RuntimeException e) {
+            throw missingDatabase(e);
+        }
         JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource)
                 .tables(tables)
                 .dialect(dialect)
@@ -227,6 +233,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
 
         private static final ConfigDef.Validator NON_EMPTY = new ConfigDef.NonEmptyString();
 
+        /** The schemes of the drivers the relay jar bundles, with their driver classes. */
+        private static final java.util.Map<String, String> KNOWN_DRIVERS = java.util.Map.of(
+                "jdbc:postgresql:", "org.postgresql.Driver",
+                "jdbc:mariadb:", "org.mariadb.jdbc.Driver",
+                "jdbc:h2:", "org.h2.Driver");
+
         @Override
         public void ensureValid(String name, Object value) {
             NON_EMPTY.ensureValid(name, value);
@@ -235,6 +247,11 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
             try {
                 driver = DriverManager.getDriver(url);
             } catch (SQLException e) {
+                if (knownDriverLoaded(url)) {
+                    // pgjdbc, MariaDB Connector/J and H2 refuse in acceptsURL a URL of their own scheme
+                    // they cannot parse (a port that is not a number, say): the driver is there.
+                    throw cannotParse(name, url);
+                }
                 boolean mysql = url.regionMatches(true, 0, "jdbc:mysql:", 0, 11);
                 throw new ConfigException("Invalid value for configuration " + name + ": no JDBC driver on the "
                         + "class path accepts " + scheme(url) + (mysql ? "" : "; add the database's JDBC driver to "
@@ -246,11 +263,24 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                 // its prefix but can never parse is a misconfiguration, not a database that is down.
                 driver.getPropertyInfo(url, new java.util.Properties());
             } catch (SQLException | RuntimeException e) {
-                // Neither the URL nor the driver's message, which can quote it (a password, say), is shown.
-                throw new ConfigException("Invalid value for configuration " + name + ": the JDBC driver cannot "
-                        + "parse " + scheme(url) + " (value hidden; check host, port and database, and give "
-                        + "credentials in " + USER + " and " + PASSWORD + ", not in the URL)");
+                throw cannotParse(name, url);
             }
+        }
+
+        /** Neither the URL nor the driver's message, which can quote it (a password, say), is shown. */
+        private static ConfigException cannotParse(String name, String url) {
+            return new ConfigException("Invalid value for configuration " + name + ": the JDBC driver cannot "
+                    + "parse " + scheme(url) + " (value hidden; check host, port and database, and give "
+                    + "credentials in " + USER + " and " + PASSWORD + ", not in the URL)");
+        }
+
+        /** Whether the URL's scheme is one of a bundled driver's and that driver is registered. */
+        private static boolean knownDriverLoaded(String url) {
+            String driverClass = KNOWN_DRIVERS.entrySet().stream()
+                    .filter(known -> url.regionMatches(true, 0, known.getKey(), 0, known.getKey().length()))
+                    .map(java.util.Map.Entry::getValue).findFirst().orElse(null);
+            return driverClass != null && DriverManager.drivers()
+                    .anyMatch(driver -> driver.getClass().getName().equals(driverClass));
         }
 
         /** What the URL starts with, up to its second ':' ({@code jdbc:mysql:}), without host or credentials. */
@@ -269,6 +299,23 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         public String toString() {
             return "a JDBC URL a driver on the class path accepts";
         }
+    }
+
+    /**
+     * A database the URL names that does not exist cannot appear by retrying (R6), like absent
+     * tables: PostgreSQL 3D000, MySQL/MariaDB 1049, H2 90146 and 90013. Anything else is returned
+     * as it is, to be retried as an outage.
+     */
+    private static RuntimeException missingDatabase(RuntimeException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && ("3D000".equals(sql.getSQLState()) || sql.getErrorCode() == 1049
+                    || sql.getErrorCode() == 90146 || sql.getErrorCode() == 90013)) {
+                return new OutboxMisconfigurationException("the database named in " + URL + " does not exist ("
+                        + "SQLState " + sql.getSQLState() + ", code " + sql.getErrorCode() + "; value hidden): create "
+                        + "it, or correct " + URL + ", then start again", e);
+            }
+        }
+        return e;
     }
 
     private static void validateSchema(String name, Object value) {

@@ -87,6 +87,37 @@ class JdbcOutboxStoreProviderTest {
     }
 
     @Test
+    void R6_aUrlOfABundledDriversSchemeThatItCannotParseSaysSoNotThatTheDriverIsMissing() {
+        for (String url : java.util.List.of("jdbc:postgresql://127.0.0.1:notaport/test",
+                "jdbc:postgresql://u:pw-4711@127.0.0.1:notaport/test")) {
+            assertRefused(settings("url", url), "url", "the JDBC driver cannot parse a jdbc:postgresql: URL",
+                    "check host, port and database");
+            assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", url)))
+                    .hasMessageNotContaining("no JDBC driver").hasMessageNotContaining("pw-4711")
+                    .hasMessageNotContaining("notaport");
+        }
+    }
+
+    @Test
+    void R6_aDatabaseThatDoesNotExistIsAMisconfigurationNotARetriedOutage() {
+        for (TestDatabase db : java.util.List.of(TestDatabase.postgres(), TestDatabase.mariadb())) {
+            db.requireReachable();
+            // The server's own database name replaced by one that does not exist.
+            String url = db.url().replaceFirst("/[^/?;]+(?=$|[?;])", "/outbox_no_such_database");
+            Map<String, String> settings = new java.util.HashMap<>(settings("url", url));
+            if (db.user() != null) {
+                settings.put("user", db.user());
+            }
+            if (db.password() != null) {
+                settings.put("password", db.password());
+            }
+            assertThatThrownBy(() -> OutboxStores.open("jdbc", settings)).as(db.name())
+                    .isInstanceOf(OutboxMisconfigurationException.class)
+                    .hasMessageContainingAll("url", "database", "does not exist");
+        }
+    }
+
+    @Test
     void theDriverCheckIsPartOfTheSettingsDefinitionSoACheckWithoutConnectingRunsIt() {
         ConfigDef definition = new JdbcOutboxStoreProvider().configDef();
         assertThatThrownBy(() -> OutboxStoreConfig.parse("jdbc", definition, Map.of("url", "jdbc:mysql://db/app")))
