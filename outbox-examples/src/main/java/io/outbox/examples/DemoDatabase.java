@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStore;
@@ -29,6 +30,18 @@ interface DemoDatabase extends AutoCloseable {
      * commits. Returns only after the commit; throws when nothing was committed.
      */
     void placeOrder(Order order, OutboxMessage message) throws Exception;
+
+    /**
+     * Places an order as {@link #placeOrder(Order, OutboxMessage)} does, then tells the notifier the
+     * message's bucket (rule N1: only after the commit returned; nothing when it failed). The JDBC
+     * database lets the notifier put its hint into the transaction (PostgreSQL {@code NOTIFY}, N5).
+     *
+     * @param notifier not null; {@link OutboxCommitNotifier#NONE} for none
+     */
+    default void placeOrder(Order order, OutboxMessage message, OutboxCommitNotifier notifier) throws Exception {
+        placeOrder(order, message);
+        notifier.committed(new int[] {message.bucket()});
+    }
 
     /** Writes messages without business rows, in one transaction (the benchmark's pre-fill). */
     void enqueue(List<OutboxMessage> messages) throws Exception;

@@ -22,10 +22,12 @@ import java.util.Map;
  * @param publishFailures batches that failed and were retried
  * @param storeErrors relay store calls that failed and were retried
  * @param timedOut whether the run gave up waiting for deliveries
+ * @param wakeUps how the relays learnt of commits ({@code --notify}) and what the transport carried
  */
 record DemoSummary(String runId, String store, String kafka, String topic, int partitions, OrderDemo.Settings settings,
                    CheckResult result, double placementRate, Map<String, List<Integer>> ownedAtStart,
-                   Map<String, Long> publishedByRelay, long publishFailures, long storeErrors, boolean timedOut) {
+                   Map<String, Long> publishedByRelay, long publishFailures, long storeErrors, boolean timedOut,
+                   String wakeUps) {
 
     /** The process exit status: 0 when nothing was lost or misordered. */
     int exitCode() {
@@ -46,6 +48,7 @@ record DemoSummary(String runId, String store, String kafka, String topic, int p
         row(out, "mode", settings.transactions()
                 ? "Kafka transactions (a transaction per batch), checker reads read_committed"
                 : "default (idempotent producer), checker reads read_uncommitted");
+        row(out, "wake-ups", wakeUps);
         out.append('\n');
         count(out, "enqueued", result.enqueued(), "orders committed, each with its message");
         count(out, "delivered", result.delivered(), "records read, repeats included");

@@ -2,6 +2,7 @@ package io.outbox.examples;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.relay.RelayOptions;
 import io.outbox.spi.CloseableOutboxStore;
@@ -10,6 +11,7 @@ import io.outbox.store.jdbc.JdbcDialect;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import io.outbox.store.jdbc.JdbcOutboxStoreProvider;
 import io.outbox.store.jdbc.JdbcOutboxTables;
+import io.outbox.store.jdbc.JdbcOutboxTransactions;
 import io.outbox.store.jdbc.JdbcOutboxWriter;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -106,20 +108,40 @@ final class JdbcDemoDatabase implements DemoDatabase {
     public void placeOrder(Order order, OutboxMessage message) throws SQLException {
         try (Connection c = pool.getConnection()) {
             try {
-                try (PreparedStatement insert = c.prepareStatement(insertOrder)) {
-                    insert.setInt(1, order.customer());
-                    insert.setInt(2, order.seq());
-                    insert.setLong(3, order.amountCents());
-                    insert.setLong(4, order.placedAtMicros());
-                    insert.setString(5, message.messageId().toString());
-                    insert.executeUpdate();
-                }
+                insertOrder(c, order, message);
                 writer.enqueue(c, message); // after the business row, in the same transaction (E4)
                 c.commit();
             } catch (SQLException | RuntimeException e) {
                 rollback(c, e);
                 throw e;
             }
+        }
+    }
+
+    /**
+     * The order in one transaction through {@link JdbcOutboxTransactions}: commit, then notify; a
+     * notifier on PostgreSQL {@code LISTEN}/{@code NOTIFY} issues its {@code NOTIFY} inside the
+     * transaction (N5).
+     */
+    @Override
+    public void placeOrder(Order order, OutboxMessage message, OutboxCommitNotifier notifier) throws Exception {
+        try (Connection c = pool.getConnection()) {
+            JdbcOutboxTransactions.of(writer, notifier).run(c, outbox -> {
+                insertOrder(c, order, message);
+                outbox.enqueue(message);
+                return null;
+            });
+        }
+    }
+
+    private void insertOrder(Connection c, Order order, OutboxMessage message) throws SQLException {
+        try (PreparedStatement insert = c.prepareStatement(insertOrder)) {
+            insert.setInt(1, order.customer());
+            insert.setInt(2, order.seq());
+            insert.setLong(3, order.amountCents());
+            insert.setLong(4, order.placedAtMicros());
+            insert.setString(5, message.messageId().toString());
+            insert.executeUpdate();
         }
     }
 

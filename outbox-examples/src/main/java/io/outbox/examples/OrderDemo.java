@@ -53,6 +53,7 @@ final class OrderDemo {
     private final Settings settings;
     private final PrintWriter log;
     private final boolean inbox;
+    private final NotifyOptions notify;
     private InboxConsumer.Result inboxResult;
 
     OrderDemo(Settings settings, PrintWriter log) {
@@ -64,9 +65,17 @@ final class OrderDemo {
      *     store's inbox ({@code --inbox}), checked at the end
      */
     OrderDemo(Settings settings, PrintWriter log, boolean inbox) {
+        this(settings, log, inbox, new NotifyOptions());
+    }
+
+    /**
+     * @param notify how the relays learn of commits ({@code --notify}), checked
+     */
+    OrderDemo(Settings settings, PrintWriter log, boolean inbox, NotifyOptions notify) {
         this.settings = settings;
         this.log = log;
         this.inbox = inbox;
+        this.notify = notify;
     }
 
     /** The inbox consumer's result of the last run with {@code --inbox}, or null. */
@@ -128,15 +137,22 @@ final class OrderDemo {
              InboxConsumer inboxConsumer = demoInbox == null ? null : InboxConsumer.start(kafka.bootstrapServers(),
                      topic, runId, KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER, demoInbox);
              RelayFleet relays = RelayFleet.create(settings.relays(), "demo-" + runId, database::openRelayStore,
-                     kafka.bootstrapServers(), options, settings.transactions() ? "outbox-demo-" + runId : null)) {
+                     kafka.bootstrapServers(), options, settings.transactions() ? "outbox-demo-" + runId : null);
+             DemoNotify wakeUps = DemoNotify.of(notify, settings.storeOptions(), runId)) {
+            wakeUps.attach(relays.relays());
             relays.start();
             if (!relays.awaitBalanced(settings.buckets(), BALANCE_TIMEOUT)) {
                 log.println("note: the relays have not shared the buckets out yet; starting anyway");
             }
+            if (!wakeUps.awaitListening(relays, BALANCE_TIMEOUT)) {
+                log.println("note: not every relay hears the notification transport yet; starting anyway (the relays "
+                        + "poll meanwhile)");
+            }
             Map<String, List<Integer>> owned = relays.ownedBuckets();
             log.println("relays started, buckets owned: " + BucketRanges.format(owned));
             log.flush();
-            OrderWriters writers = OrderWriters.start(database, checker, relays, runId, topic, settings);
+            OrderWriters writers = OrderWriters.start(database, checker, wakeUps.writers(relays), runId, topic,
+                    settings);
             boolean timedOut = false;
             try (Progress progress = Progress.start(settings.progress(), "delivered", settings.orders())) {
                 Long deadline = null; // set when the last order is placed
@@ -180,7 +196,7 @@ final class OrderDemo {
             }
             return new DemoSummary(runId, database.describe(), kafka.describe(), topic, partitions, settings, result,
                     writers.placementRate(), owned, relays.publishedByRelay(), relays.publishFailures(),
-                    relays.storeErrors(), timedOut);
+                    relays.storeErrors(), timedOut, wakeUps.describe());
         }
     }
 

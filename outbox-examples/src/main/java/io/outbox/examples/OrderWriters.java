@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.OutboxMessageFactory;
 import java.util.ArrayList;
@@ -32,7 +33,7 @@ final class OrderWriters {
 
     private final DemoDatabase database;
     private final DeliveryChecker checker;
-    private final RelayFleet relays;
+    private final OutboxCommitNotifier notifier;
     private final String runId;
     private final String topic;
     private final int buckets;
@@ -48,11 +49,11 @@ final class OrderWriters {
     private volatile long startedNanos;
     private volatile long finishedNanos;
 
-    private OrderWriters(DemoDatabase database, DeliveryChecker checker, RelayFleet relays, String runId, String topic,
-                         OrderDemo.Settings settings) {
+    private OrderWriters(DemoDatabase database, DeliveryChecker checker, OutboxCommitNotifier notifier, String runId,
+                         String topic, OrderDemo.Settings settings) {
         this.database = database;
         this.checker = checker;
-        this.relays = relays;
+        this.notifier = notifier;
         this.runId = runId;
         this.topic = topic;
         this.buckets = settings.buckets();
@@ -67,10 +68,15 @@ final class OrderWriters {
         }
     }
 
-    /** Starts the writer threads. */
-    static OrderWriters start(DemoDatabase database, DeliveryChecker checker, RelayFleet relays, String runId,
-                              String topic, OrderDemo.Settings settings) {
-        OrderWriters w = new OrderWriters(database, checker, relays, runId, topic, settings);
+    /**
+     * Starts the writer threads.
+     *
+     * @param notifier told each order's bucket once its transaction committed (N1), through the
+     *     store's helper ({@link DemoDatabase#placeOrder(Order, OutboxMessage, OutboxCommitNotifier)})
+     */
+    static OrderWriters start(DemoDatabase database, DeliveryChecker checker, OutboxCommitNotifier notifier,
+                              String runId, String topic, OrderDemo.Settings settings) {
+        OrderWriters w = new OrderWriters(database, checker, notifier, runId, topic, settings);
         int writers = settings.writers();
         w.running.set(writers);
         w.startedNanos = System.nanoTime();
@@ -97,9 +103,8 @@ final class OrderWriters {
                 pace(i);
                 Order order = new Order(runId, customer, ++lastSeq[customer], amountOfOrder[i], Order.nowMicros());
                 OutboxMessage message = messages.create(topic, order.key(), order.toJson());
-                database.placeOrder(order, message);
+                database.placeOrder(order, message, notifier);
                 checker.expect(message.messageId());
-                relays.wakeUp(message.bucket());
                 placed.incrementAndGet();
             }
         } catch (Exception | Error e) {

@@ -115,6 +115,11 @@ final class RelayFleet implements AutoCloseable {
         }
     }
 
+    /** The relays, in creation order; owned by the fleet. */
+    List<OutboxRelay> relays() {
+        return members.stream().map(Member::relay).toList();
+    }
+
     /** Starts every relay; they publish on their own threads from now on. */
     void start() {
         members.forEach(m -> m.relay.start());

@@ -74,6 +74,9 @@ final class RunCommand implements Callable<Integer> {
     private boolean inbox;
 
     @Mixin
+    private NotifyOptions notify;
+
+    @Mixin
     private LoadOptions load;
 
     private DemoSummary summary;
@@ -104,10 +107,11 @@ final class RunCommand implements Callable<Integer> {
         Checks.between(commandLine, "--relays", relays, 1, 64);
         Checks.between(commandLine, "--rate", rate, 0, 1_000_000);
         load.check(commandLine);
+        notify.check(commandLine, kind == StoreKind.JDBC ? store.jdbcUrl : null);
         long theSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
         OrderDemo.Settings settings = new OrderDemo.Settings(kind, store, kafka, orders, customers, writers, relays,
                 load.buckets, load.batchSize, timeout, theSeed, rate, !load.noProgress, load.transactions);
-        OrderDemo demo = new OrderDemo(settings, commandLine.getErr(), inbox);
+        OrderDemo demo = new OrderDemo(settings, commandLine.getErr(), inbox, notify);
         summary = demo.run();
         inboxResult = demo.inboxResult();
         commandLine.getOut().print(summary.render());

@@ -74,6 +74,10 @@ class CommandLineTest {
         "bench --store-concurrency 0                   | --store-concurrency must be between 1 and 256 but was 0",
         "bench --store-concurrency x                   | Invalid value for option '--store-concurrency'",
         "--no-such-option                              | Unknown option: '--no-such-option'",
+        "--notify pigeon                               | 'pigeon' is not a wake-up mode; use one of local, none, redis, postgres",
+        "--notify postgres                             | --notify postgres needs the store on PostgreSQL (--jdbc-url jdbc:postgresql://...)",
+        "--notify postgres --jdbc-url jdbc:mariadb://db/x | --notify postgres needs the store on PostgreSQL",
+        "--redis-uri redis://cache:6379                | --redis-uri is for --notify redis, but --notify is local",
     })
     void aBadOptionExitsWithStatus2NamingIt(String args, String message) {
         Outcome outcome = run(split(args));

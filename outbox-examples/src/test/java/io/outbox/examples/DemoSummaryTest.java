@@ -16,7 +16,8 @@ class DemoSummaryTest {
                 10, 5, 2, 1, 8, 500, Duration.ofMillis(1500), 42, 0, false);
         return new DemoSummary("0a1b2c3d", "jdbc: H2", "embedded broker 127.0.0.1:9092", "outbox-demo-0a1b2c3d", 8,
                 settings, result, 1234.5, Map.of("demo-0a1b2c3d-1", List.of(0, 1, 2, 3, 4, 5, 6, 7)),
-                Map.of("demo-0a1b2c3d-1", 11L), 0, 0, timedOut);
+                Map.of("demo-0a1b2c3d-1", 11L), 0, 0, timedOut,
+                "redis pub/sub (redis://127.0.0.1:6379, channel c): the relays received 7 hint messages");
     }
 
     @Test
@@ -27,6 +28,7 @@ class DemoSummaryTest {
                 .containsPattern("duplicates +1 ").containsPattern("lost +0 ").containsPattern("order violations +0 ")
                 .containsPattern("throughput +500 msgs/s").containsPattern("latency p50 +3\\.3 ms")
                 .contains("demo-0a1b2c3d-1 11 (buckets 0-7)", "seed 42")
+                .containsPattern("wake-ups +redis pub/sub \\(redis://127.0.0.1:6379, channel c\\): the relays received 7 ")
                 .endsWith("OK: every committed order was delivered, each customer's orders in placement order.\n")
                 .doesNotContain("unexpected", "foreign", "retries");
     }

@@ -139,7 +139,8 @@ class OutboxAutoConfigurationTest {
         });
         jdbc().withPropertyValues("outbox.notify.transport=carrier-pigeon").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(allMessages(context.getStartupFailure())).contains("carrier-pigeon");
+            assertThat(allMessages(context.getStartupFailure())).contains("carrier-pigeon")
+                    .contains("found [postgres, redis]");
         });
     }
 

@@ -10,6 +10,7 @@ import io.outbox.relay.NotificationTransports;
 import io.outbox.relay.OutboxNotifier;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.testing.NotifyFixture;
 import io.outbox.store.jdbc.JdbcOutboxTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -9,6 +9,7 @@ import io.outbox.relay.NotificationTransports;
 import io.outbox.relay.OutboxNotifier;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.testing.NotifyFixture;
 import io.outbox.store.jdbc.JdbcOutboxTransactions;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.outbox.notify.redis;
+package io.outbox.relay.testing;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
@@ -35,30 +35,36 @@ import org.postgresql.ds.PGSimpleDataSource;
  * What the notification tests share: the real PostgreSQL of this machine
  * ({@code OUTBOX_TEST_POSTGRES_URL}, user {@code OUTBOX_TEST_POSTGRES_USER}), JDBC stores on
  * unique tables, relays publishing to an in-process Kafka broker, and a consumer that notes when
- * each message id arrived.
+ * each message id arrived. Shared by the notification transport modules' tests through this
+ * module's test jar. Not thread-safe apart from the consumed-message records.
  */
-final class NotifyFixture implements AutoCloseable {
+public final class NotifyFixture implements AutoCloseable {
 
-    static final String URL = env("OUTBOX_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
-    static final String USER = env("OUTBOX_TEST_POSTGRES_USER", "postgres");
-    static final String PASSWORD = System.getenv("OUTBOX_TEST_POSTGRES_PASSWORD");
-    static final int BUCKETS = 8;
+    public static final String URL = env("OUTBOX_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+    public static final String USER = env("OUTBOX_TEST_POSTGRES_USER", "postgres");
+    public static final String PASSWORD = System.getenv("OUTBOX_TEST_POSTGRES_PASSWORD");
+    public static final int BUCKETS = 8;
 
     private static final StringSerializer STRING = new StringSerializer();
 
-    final EmbeddedKafkaBroker broker;
-    final String prefix = "ntf_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
-    final String topic = prefix.replace("_", "-") + "t";
-    final PGSimpleDataSource dataSource = new PGSimpleDataSource();
-    final JdbcOutboxStore writerStore;
+    public final EmbeddedKafkaBroker broker;
+    public final String prefix = "ntf_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
+    public final String topic = prefix.replace("_", "-") + "t";
+    public final PGSimpleDataSource dataSource = new PGSimpleDataSource();
+    public final JdbcOutboxStore writerStore;
     private final List<AutoCloseable> closing = new ArrayList<>();
     /** Message id to the nanoTime it was consumed at. */
-    final Map<UUID, Long> consumed = new ConcurrentHashMap<>();
-    final AtomicInteger duplicates = new AtomicInteger();
+    public final Map<UUID, Long> consumed = new ConcurrentHashMap<>();
+    public final AtomicInteger duplicates = new AtomicInteger();
     private final Thread consumer;
     private volatile boolean closed;
 
-    NotifyFixture(EmbeddedKafkaBroker broker) {
+    /**
+     * Creates the tables and the topic and starts the consumer.
+     *
+     * @param broker the running broker; not closed here
+     */
+    public NotifyFixture(EmbeddedKafkaBroker broker) {
         this.broker = broker;
         dataSource.setUrl(URL);
         dataSource.setUser(USER);
@@ -78,16 +84,18 @@ final class NotifyFixture implements AutoCloseable {
         return value == null || value.isBlank() ? fallback : value;
     }
 
-    Connection connection() throws SQLException {
+    /** A new connection to the test database; the caller closes it. */
+    public Connection connection() throws SQLException {
         return DriverManager.getConnection(URL, USER, PASSWORD);
     }
 
     /** A store of its own for a relay, counting the calls a hint can cause. */
-    CountingStore relayStore() {
+    public CountingStore relayStore() {
         return new CountingStore(JdbcOutboxStore.builder(dataSource).tablePrefix(prefix).build());
     }
 
-    OutboxRelay relay(OutboxStore store, RelayOptions options) {
+    /** Starts a relay on the store publishing to the broker; closed by {@link #close()}. */
+    public OutboxRelay relay(OutboxStore store, RelayOptions options) {
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
                 ProducerConfig.LINGER_MS_CONFIG, 0)).build();
@@ -98,18 +106,20 @@ final class NotifyFixture implements AutoCloseable {
         return relay;
     }
 
-    <T extends AutoCloseable> T closeLater(T closeable) {
+    /** Closes the resource in {@link #close()}, in reverse order of registration. */
+    public <T extends AutoCloseable> T closeLater(T closeable) {
         closing.add(closeable);
         return closeable;
     }
 
-    static OutboxMessage message(String topic, int bucket) {
+    /** A message to the topic whose key hashes to the bucket. */
+    public static OutboxMessage message(String topic, int bucket) {
         String key = keyFor(bucket);
         return OutboxMessage.create(topic, key, "v", STRING, STRING, BUCKETS);
     }
 
     /** A key that hashes to the bucket (E2). */
-    static String keyFor(int bucket) {
+    public static String keyFor(int bucket) {
         for (int i = 0; ; i++) {
             String key = "k" + i;
             if (io.outbox.OutboxBucket.forKey(key.getBytes(StandardCharsets.UTF_8), BUCKETS) == bucket) {
@@ -159,24 +169,24 @@ final class NotifyFixture implements AutoCloseable {
     }
 
     /** A store that counts the calls a relay makes, by kind. */
-    static final class CountingStore implements OutboxStore, LeaseRenewal, LeaseRelease {
+    public static final class CountingStore implements OutboxStore, LeaseRenewal, LeaseRelease {
 
-        final JdbcOutboxStore delegate;
-        final AtomicInteger acquire = new AtomicInteger();
-        final AtomicInteger pending = new AtomicInteger();
-        final AtomicInteger nextBatch = new AtomicInteger();
-        final AtomicInteger other = new AtomicInteger();
+        public final JdbcOutboxStore delegate;
+        public final AtomicInteger acquire = new AtomicInteger();
+        public final AtomicInteger pending = new AtomicInteger();
+        public final AtomicInteger nextBatch = new AtomicInteger();
+        public final AtomicInteger other = new AtomicInteger();
 
         CountingStore(JdbcOutboxStore delegate) {
             this.delegate = delegate;
         }
 
         /** The calls a hint can cause: a fetch of a hinted bucket or a discovery. */
-        int hintCalls() {
+        public int hintCalls() {
             return pending.get() + nextBatch.get();
         }
 
-        int all() {
+        public int all() {
             return acquire.get() + pending.get() + nextBatch.get() + other.get();
         }
 
