@@ -222,7 +222,17 @@ class KafkaOutboxPublisherTest {
 
     @Test
     void r12_aPartitionMissingFromTheCachedMetadataIsSentWhenTheRefreshHasIt() throws Exception {
-        MockProducer<byte[], byte[]> cached = producerSeeing(4);
+        Node node = new Node(1, "localhost", 9092);
+        List<PartitionInfo> eight = java.util.stream.IntStream.range(0, 8)
+                .mapToObj(p -> new PartitionInfo("orders", p, node, new Node[] {node}, new Node[] {node})).toList();
+        // The cluster has 8 partitions; the producer's cached metadata still says 4.
+        MockProducer<byte[], byte[]> cached = new MockProducer<>(new Cluster("c", List.of(node), eight,
+                java.util.Set.of(), java.util.Set.of()), false, null, new ByteArraySerializer(), new ByteArraySerializer()) {
+            @Override
+            public synchronized List<PartitionInfo> partitionsFor(String topic) {
+                return super.partitionsFor(topic).subList(0, 4);
+            }
+        };
         List<String> refreshed = new java.util.concurrent.CopyOnWriteArrayList<>();
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(cached).messageIdHeader("id")
                 .partitionRefresh(topic -> {
