@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -60,10 +61,16 @@ import org.slf4j.LoggerFactory;
  * cluster why: a topic it refuses (a name colliding with an existing one)
  * fails with an {@link org.apache.kafka.common.errors.InvalidTopicException}, a message-specific
  * failure (R12). A topic whose partition count changed since the last batch is logged once at
- * ERROR, naming the topic and both counts. A message naming a partition the topic does
- * not have (by the producer's metadata) fails at once with a {@link PartitionNotInTopicException}
- * instead of blocking {@code max.block.ms}: a message-specific failure (R12), counted against the
- * message; it goes through if the topic gains that partition before the relay gives up on it. The returned future completes within
+ * ERROR, naming the topic and both counts. A message naming a partition the producer's metadata
+ * does not have (that metadata is cached for up to {@code metadata.max.age.ms}) is checked
+ * against the cluster's answer now, with an Admin client of the producer's connection settings:
+ * when the topic has the partition by then, the record is sent (the producer refreshes its
+ * metadata for it); when it still lacks it, the message fails at once with a
+ * {@link PartitionNotInTopicException} instead of blocking {@code max.block.ms}: a
+ * message-specific failure (R12), counted against the message; it goes through if the topic gains
+ * that partition before the relay gives up on it. When the cluster does not answer, the failure
+ * is a retriable {@link org.apache.kafka.common.errors.TimeoutException}, never counted. (A
+ * publisher on a producer of yours has no Admin client: it refuses by the producer's metadata.) The returned future completes within
  * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that. A store
  * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
  *
@@ -131,6 +138,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     /** The transactional mode (K5-K7); null in the default mode. */
     private final TransactionalPublishing transactional;
     private final TopicWatch topicWatch = new TopicWatch();
+    /** R12: a topic's partition count as the cluster answers now; null when there is no way to ask. */
+    private final Function<String, Integer> partitionRefresh;
     private volatile TopicDiagnosis diagnosis;
     private Producer<byte[], byte[]> producer;
     private boolean closed;
@@ -150,6 +159,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                         + " producer: it creates one producer per owned bucket");
             }
             this.producer = b.producer;
+            this.partitionRefresh = b.partitionRefresh;
             this.producerConfig = null;
             this.ownsProducer = false;
             this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
@@ -166,10 +176,11 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         this.ownsProducer = true;
         this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMillis(this.producerConfig));
         this.diagnosis = new TopicDiagnosis(this.producerConfig);
+        this.partitionRefresh = b.partitionRefresh != null ? b.partitionRefresh : this.diagnosis::partitionCount;
         if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
             validate(this.producerConfig);
             this.transactional = new TransactionalPublishing(this.producerConfig, transactions, factory, this::record,
-                    this::awaitMetadata);
+                    this::awaitMetadata, this::partitionRefusal);
             LOG.info("Kafka outbox publisher in transactional mode transactionalIdPrefix={} maxBuckets={}",
                     transactions.transactionalIdPrefix(), transactions.maxBuckets());
             return;
@@ -323,12 +334,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                 outcome.complete(index, topic.error());
                 continue;
             }
-            Integer partitions = topic.partitions();
-            if (m.partition() != null && partitions != null && m.partition() >= partitions) {
-                // KafkaProducer.send would block max.block.ms waiting for a partition that does not exist.
-                outcome.complete(index, new PartitionNotInTopicException("outbox message " + m.messageId()
-                        + " names partition " + m.partition() + " of topic '" + m.topic() + "', which has "
-                        + partitions + " partitions"));
+            RuntimeException refused = partitionRefusal(m, topic.partitions());
+            if (refused != null) {
+                outcome.complete(index, refused);
                 continue;
             }
             if (m.headers().stream().anyMatch(h -> h.key().equals(messageIdHeader))) {
@@ -361,6 +369,37 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             }
         }
         return partitionCounts;
+    }
+
+    /**
+     * R12: null when the message names no partition or one its topic has; else why it is not sent.
+     * A partition the producer's cached metadata lacks is counted against the message only when
+     * a metadata refresh confirms it (KafkaProducer.send would block max.block.ms waiting for a
+     * partition that does not exist); a refresh that fails is retriable.
+     */
+    RuntimeException partitionRefusal(OutboxMessage m, Integer cachedPartitions) {
+        if (m.partition() == null || cachedPartitions == null || m.partition() < cachedPartitions) {
+            return null;
+        }
+        String names = "outbox message " + m.messageId() + " names partition " + m.partition() + " of topic '"
+                + m.topic() + "', which has ";
+        if (partitionRefresh == null) {
+            return new PartitionNotInTopicException(names + cachedPartitions + " partitions by the producer's metadata");
+        }
+        int fresh;
+        try {
+            fresh = partitionRefresh.apply(m.topic());
+        } catch (RuntimeException e) {
+            return new org.apache.kafka.common.errors.TimeoutException(names + cachedPartitions
+                    + " partitions by the producer's cached metadata, and refreshing it failed: "
+                    + LogText.oneLine(e.toString()), e);
+        }
+        if (m.partition() < fresh) {
+            LOG.info("partition missing from the producer's cached metadata exists; sending topic='{}' partition={} "
+                    + "cached={} now={}", m.topic(), m.partition(), cachedPartitions, fresh);
+            return null;
+        }
+        return new PartitionNotInTopicException(names + fresh + " partitions after a metadata refresh");
     }
 
     /** One topic's partition count (null when unknown) or the error of its metadata wait. */
@@ -504,6 +543,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         private final Producer<byte[], byte[]> producer;
         private String messageIdHeader = DEFAULT_MESSAGE_ID_HEADER;
         private KafkaTransactions transactions;
+        private Function<String, Integer> partitionRefresh;
 
         private Builder(Map<String, ?> producerConfig, Producer<byte[], byte[]> producer) {
             this.producerConfig = producerConfig;
@@ -534,6 +574,12 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
          */
         public Builder transactions(KafkaTransactions transactions) {
             this.transactions = transactions;
+            return this;
+        }
+
+        /** For tests: how a topic's partition count is refreshed (default: an Admin client's answer). */
+        Builder partitionRefresh(Function<String, Integer> refresh) {
+            this.partitionRefresh = refresh;
             return this;
         }
 

@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
  * loop: which message of a bucket failed for a reason of its own, how often in a row, since when,
  * and whether the policy now gives up on it. Retriable failures are never counted. While a
  * bucket's head has counted failures, the bucket reads batches of one message, so the messages
- * behind it are not re-sent with every attempt.
+ * behind it are not re-sent with every attempt. With a store that keeps failing heads' records
+ * (capability C4) the count is also stored after each counted failure and read back
+ * ({@link #resume}) by the next owner of the bucket, so a takeover or a restart does not reset it.
  *
  * <p>Thread-safe: the relay's store threads report outcomes, its publishing thread forgets
  * buckets it no longer owns, and metrics read the summary.
@@ -39,6 +41,13 @@ final class PoisonGuard {
             this.firstFailureAt = at;
             this.lastFailureAt = at;
         }
+
+        Head(UUID messageId, int attempts, Instant firstFailureAt, Instant lastFailureAt) {
+            this.messageId = messageId;
+            this.attempts = attempts;
+            this.firstFailureAt = firstFailureAt;
+            this.lastFailureAt = lastFailureAt;
+        }
     }
 
     /**
@@ -48,7 +57,9 @@ final class PoisonGuard {
      * @param messageId the message it is counted against (or that failed, when not counted)
      * @param attempts the counted message-specific failures of that message in a row; 0 when none
      * @param giveUp whether the policy moves the message to the dead letters now
-     * @param failure the record for the dead letters when {@code giveUp}, else null
+     * @param failure the counted failures for the store (the dead letter's record when
+     *     {@code giveUp}, else the failing head's record) for a message-specific failure; null
+     *     for other kinds
      * @param warn whether to log this failure at WARN (rate-limited under block)
      */
     record Verdict(FailureKind kind, UUID messageId, int attempts, boolean giveUp, DeadLetterFailure failure,
@@ -77,6 +88,26 @@ final class PoisonGuard {
         return heads.containsKey(bucket) ? 1 : batchSize;
     }
 
+    /**
+     * Whether the bucket's count is of this message already, so no stored record needs reading.
+     */
+    synchronized boolean counting(int bucket, UUID messageId) {
+        Head head = heads.get(bucket);
+        return head != null && head.messageId.equals(messageId);
+    }
+
+    /**
+     * Goes on from a stored record of the bucket's failing head (C4), read after this relay took
+     * the bucket over or restarted: the next counted failure of that message is the record's
+     * attempts plus one. Ignored when the bucket already counts that message.
+     */
+    synchronized void resume(int bucket, UUID messageId, DeadLetterFailure stored) {
+        if (!counting(bucket, messageId)) {
+            heads.put(bucket, new Head(messageId, stored.attempts(), stored.firstFailureAt(),
+                    stored.lastFailureAt()));
+        }
+    }
+
     /** The bucket's head was acknowledged: its count ends. */
     synchronized void acknowledged(int bucket) {
         heads.remove(bucket);
@@ -98,9 +129,9 @@ final class PoisonGuard {
         head.attempts++;
         head.lastFailureAt = now.isBefore(head.firstFailureAt) ? head.firstFailureAt : now;
         head.lastError = error;
+        DeadLetterFailure failure = new DeadLetterFailure(LogText.oneLine(String.valueOf(error.getMessage())),
+                error.getClass().getName(), head.attempts, head.firstFailureAt, head.lastFailureAt, relayId);
         if (policy == PoisonPolicy.DEAD_LETTER && head.attempts >= maxAttempts) {
-            DeadLetterFailure failure = new DeadLetterFailure(LogText.oneLine(String.valueOf(error.getMessage())),
-                    error.getClass().getName(), head.attempts, head.firstFailureAt, head.lastFailureAt, relayId);
             return new Verdict(kind, messageId, head.attempts, true, failure, true);
         }
         long nowNanos = System.nanoTime();
@@ -110,7 +141,7 @@ final class PoisonGuard {
             head.warned = true;
             head.lastWarnNanos = nowNanos;
         }
-        return new Verdict(kind, messageId, head.attempts, false, null, warn);
+        return new Verdict(kind, messageId, head.attempts, false, failure, warn);
     }
 
     /** The bucket's head left it (moved, or gone): its count ends. */

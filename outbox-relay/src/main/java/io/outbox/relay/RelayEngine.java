@@ -2,7 +2,10 @@ package io.outbox.relay;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetterConflictException;
+import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -98,6 +101,8 @@ final class RelayEngine {
         PoisonGuard.Verdict verdict;
         /** Whether the failed message was moved to the dead letters (C4). */
         boolean deadLettered;
+        /** Why the policy's move was refused (another dead letter holds the id); null when it was not. */
+        DeadLetterConflictException conflict;
         /** The batch size asked of the store: one while the head has counted failures (R12). */
         int limit;
 
@@ -569,15 +574,64 @@ final class RelayEngine {
         }
     }
 
-    /** R12: counts a message-specific failure and, when the policy gives up, moves the message (C4). */
+    /**
+     * R12: counts a message-specific failure and, when the policy gives up, moves the message (C4).
+     * With C4 the count goes on from the bucket's stored record after a takeover or a restart, and
+     * each counted failure is stored, so a peer, the next owner and {@code outbox-relay pending}
+     * see it. A move refused because a dead letter with another record holds the message id
+     * ({@link DeadLetterConflictException}) keeps the bucket waiting behind the message, as under
+     * {@code block}; other buckets are not held up.
+     */
     private void classifyFailure(Task task) {
         int acknowledged = task.result.acknowledged();
         UUID failed = acknowledged < task.batch.size() ? task.batch.get(acknowledged).messageId()
                 : task.corrupt.messageId();
-        task.verdict = poison.failed(task.bucket, failed, task.result.firstError());
-        if (task.verdict.giveUp() && leases.isHeld(task.bucket, clock.millis())) {
-            task.deadLettered = deadLetters.moveToDeadLetters(task.bucket, failed, task.verdict.failure());
-            poison.forget(task.bucket);
+        Throwable error = task.result.firstError();
+        if (deadLetters != null && FailureKind.classify(error) == FailureKind.MESSAGE
+                && !poison.counting(task.bucket, failed)) {
+            resumeCount(task.bucket, failed);
+        }
+        task.verdict = poison.failed(task.bucket, failed, error);
+        if (task.verdict.kind() != FailureKind.MESSAGE || deadLetters == null
+                || !leases.isHeld(task.bucket, clock.millis())) {
+            return;
+        }
+        DeadLetterFailure record = task.verdict.failure();
+        if (task.verdict.giveUp()) {
+            try {
+                task.deadLettered = deadLetters.moveToDeadLetters(task.bucket, failed, record);
+                poison.forget(task.bucket);
+                return;
+            } catch (DeadLetterConflictException e) {
+                task.conflict = e; // nothing changed: the message stays pending and its bucket waits
+                record = new DeadLetterFailure(LogText.oneLine(e.getMessage()) + "; last error: " + record.reason(),
+                        record.causeClass(), record.attempts(), record.firstFailureAt(), record.lastFailureAt(),
+                        record.relayId());
+            }
+        }
+        try {
+            deadLetters.recordHeadFailure(task.bucket, failed, record);
+        } catch (RuntimeException e) {
+            // The count goes on in memory; only a takeover before the next stored record loses it.
+            LOG.warn("could not store the failures of a bucket's head relayId={} bucket={} messageId={} error={}",
+                    relayId, task.bucket, failed, LogText.oneLine(e.toString()));
+        }
+    }
+
+    /** Reads the bucket's stored record of its failing head (C4) and goes on from it. */
+    private void resumeCount(int bucket, UUID failed) {
+        try {
+            for (HeadFailure stored : deadLetters.headFailures(List.of(bucket))) {
+                if (stored.bucket() == bucket && stored.messageId().equals(failed)) {
+                    poison.resume(bucket, failed, stored.failure());
+                    LOG.info("going on with the stored failures of a bucket's head relayId={} bucket={} messageId={} "
+                            + "attempts={} countedBy={}", relayId, bucket, failed, stored.failure().attempts(),
+                            stored.failure().relayId());
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not read the stored failures of a bucket's head; counting from here relayId={} bucket={} "
+                    + "messageId={} error={}", relayId, bucket, failed, LogText.oneLine(e.toString()));
         }
     }
 
@@ -678,7 +732,12 @@ final class RelayEngine {
             long delay = backoff.jitteredDelayMillis(failures);
             retries.put(bucket, new Retry(failures, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay)));
             String error = LogText.oneLine(String.valueOf(result.firstError()));
-            if (verdict != null && verdict.kind() == FailureKind.MESSAGE) {
+            if (task.conflict != null) {
+                LOG.warn("cannot move a message to the dead letters: another dead letter holds its id; its bucket "
+                        + "waits behind it relayId={} bucket={} messageId={} attempts={} backoff.ms={} error={} "
+                        + "conflict={}", relayId, bucket, verdict.messageId(), verdict.attempts(), delay, error,
+                        LogText.oneLine(task.conflict.getMessage()));
+            } else if (verdict != null && verdict.kind() == FailureKind.MESSAGE) {
                 if (verdict.warn()) {
                     LOG.warn("message failed for a reason of its own; its bucket waits behind it (poison.policy={}) "
                             + "relayId={} bucket={} messageId={} attempts={} backoff.ms={} error={}",

@@ -72,6 +72,36 @@ final class TopicDiagnosis implements AutoCloseable {
         return reported;
     }
 
+    /**
+     * The topic's partition count as the cluster answers now: a metadata refresh that does not
+     * depend on the producer's cache (rule R12, for a partition the cached metadata lacks).
+     *
+     * @param topic the topic
+     * @return the partition count
+     * @throws TimeoutException when the cluster does not answer within 5 s or no Admin client can
+     *     be made (retriable)
+     * @throws RuntimeException the cluster's error (for example an unknown topic)
+     */
+    int partitionCount(String topic) {
+        Admin client = admin();
+        if (client == null) {
+            throw new TimeoutException("no Admin client to refresh the metadata of topic '" + topic + "'");
+        }
+        try {
+            return client.describeTopics(List.of(topic)).allTopicNames().get(ASK_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                    .get(topic).partitions().size();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new org.apache.kafka.common.KafkaException(
+                    e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new org.apache.kafka.common.errors.InterruptException(e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TimeoutException("the cluster did not describe topic '" + topic + "' within " + ASK_TIMEOUT_MS
+                    + " ms");
+        }
+    }
+
     /** The broker's reason for refusing the topic, or empty when it accepts it or does not answer. */
     private Optional<String> ask(String topic) {
         Admin client = admin();

@@ -55,6 +55,8 @@ final class TransactionalPublishing {
     private final ProducerFactory factory;
     private final Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records;
     private final BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata;
+    /** R12: why a message's partition is refused (after a metadata refresh), or null. */
+    private final BiFunction<OutboxMessage, Integer, RuntimeException> partitionRefusal;
     private final Map<Integer, BucketProducer> producers = new ConcurrentHashMap<>();
     private final Object lifecycle = new Object();
     private boolean relayAttached;
@@ -62,12 +64,14 @@ final class TransactionalPublishing {
 
     TransactionalPublishing(Map<String, Object> baseConfig, KafkaTransactions options, ProducerFactory factory,
                             Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records,
-                            BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata) {
+                            BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata,
+                            BiFunction<OutboxMessage, Integer, RuntimeException> partitionRefusal) {
         this.baseConfig = Map.copyOf(baseConfig);
         this.options = options;
         this.factory = factory;
         this.records = records;
         this.metadata = metadata;
+        this.partitionRefusal = partitionRefusal;
     }
 
     KafkaTransactions options() {
@@ -269,11 +273,9 @@ final class TransactionalPublishing {
                 for (int i = 0; i < batch.size(); i++) {
                     int index = i;
                     OutboxMessage m = batch.get(i);
-                    Integer partitions = partitionCounts.get(m.topic());
-                    if (m.partition() != null && partitions != null && m.partition() >= partitions) {
-                        outcome.complete(index, new IllegalArgumentException("outbox message " + m.messageId()
-                                + " names partition " + m.partition() + " of topic '" + m.topic() + "', which has "
-                                + partitions + " partitions"));
+                    RuntimeException refused = partitionRefusal.apply(m, partitionCounts.get(m.topic()));
+                    if (refused != null) {
+                        outcome.complete(index, refused);
                         continue;
                     }
                     try {

@@ -118,7 +118,7 @@ class CorruptRowIntegrationTest {
 
     private static void drop(Run run) throws SQLException {
         try (Connection c = run.store().dataSource().getConnection(); var st = c.createStatement()) {
-            for (String table : List.of("messages", "leases", "relays", "messages_dead")) {
+            for (String table : List.of("messages", "leases", "relays", "messages_dead", "messages_failing")) {
                 st.execute("DROP TABLE IF EXISTS \"" + run.prefix() + table + "\"");
             }
         }

@@ -212,6 +212,62 @@ class KafkaOutboxPublisherTest {
                 .hasMessageContaining("partition 6 of topic 'orders', which has 4 partitions");
     }
 
+    private static MockProducer<byte[], byte[]> producerSeeing(int partitionCount) {
+        Node node = new Node(1, "localhost", 9092);
+        List<PartitionInfo> partitions = java.util.stream.IntStream.range(0, partitionCount)
+                .mapToObj(p -> new PartitionInfo("orders", p, node, new Node[] {node}, new Node[] {node})).toList();
+        return new MockProducer<>(new Cluster("c", List.of(node), partitions, java.util.Set.of(), java.util.Set.of()),
+                false, null, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    @Test
+    void r12_aPartitionMissingFromTheCachedMetadataIsSentWhenTheRefreshHasIt() throws Exception {
+        Node node = new Node(1, "localhost", 9092);
+        List<PartitionInfo> eight = java.util.stream.IntStream.range(0, 8)
+                .mapToObj(p -> new PartitionInfo("orders", p, node, new Node[] {node}, new Node[] {node})).toList();
+        // The cluster has 8 partitions; the producer's cached metadata still says 4.
+        MockProducer<byte[], byte[]> cached = new MockProducer<>(new Cluster("c", List.of(node), eight,
+                java.util.Set.of(), java.util.Set.of()), false, null, new ByteArraySerializer(), new ByteArraySerializer()) {
+            @Override
+            public synchronized List<PartitionInfo> partitionsFor(String topic) {
+                return super.partitionsFor(topic).subList(0, 4);
+            }
+        };
+        List<String> refreshed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(cached).messageIdHeader("id")
+                .partitionRefresh(topic -> {
+                    refreshed.add(topic);
+                    return 8;
+                }).build();
+
+        CompletableFuture<PublishResult> result = publisher.publish(List.of(message("b", 6, List.of())));
+
+        assertThat(refreshed).as("topics refreshed").containsExactly("orders");
+        assertThat(cached.history()).extracting(ProducerRecord::partition).containsExactly(6);
+        cached.completeNext();
+        assertThat(result.get(5, TimeUnit.SECONDS).acknowledged()).isEqualTo(1);
+    }
+
+    @Test
+    void r12_aPartitionIsCountedAgainstTheMessageOnlyAfterARefreshConfirmsIt() throws Exception {
+        KafkaOutboxPublisher confirmed = KafkaOutboxPublisher.builder(producerSeeing(4)).messageIdHeader("id")
+                .partitionRefresh(topic -> 4).build();
+        PublishResult refused = confirmed.publish(List.of(message("b", 6, List.of()))).get(5, TimeUnit.SECONDS);
+        assertThat(refused.firstError()).isInstanceOf(PartitionNotInTopicException.class)
+                .hasMessageContaining("which has 4 partitions after a metadata refresh");
+        assertThat(FailureKind.classify(refused.firstError())).isEqualTo(FailureKind.MESSAGE);
+
+        KafkaOutboxPublisher unanswered = KafkaOutboxPublisher.builder(producerSeeing(4)).messageIdHeader("id")
+                .partitionRefresh(topic -> {
+                    throw new TimeoutException("no answer");
+                }).build();
+        PublishResult failed = unanswered.publish(List.of(message("b", 6, List.of()))).get(5, TimeUnit.SECONDS);
+        assertThat(failed.firstError()).isInstanceOf(TimeoutException.class)
+                .hasMessageContaining("refreshing it failed");
+        assertThat(FailureKind.classify(failed.firstError())).as("a refresh that failed is never counted")
+                .isEqualTo(FailureKind.RETRIABLE);
+    }
+
     @Test
     void r7_anUnreachableBrokerIsAFailedResultNotAnException() throws Exception {
         int closedPort;

@@ -152,4 +152,57 @@ class TopicProblemsIntegrationTest {
                 "topic='" + topic + "'");
         return count[0];
     }
+
+    private static OutboxMessage toPartition(String topic, String key, int partition) {
+        StringSerializer s = new StringSerializer();
+        return OutboxMessage.create(topic, key, "value-" + key, s, s, List.of(), 8, partition, Clock.systemUTC());
+    }
+
+    /**
+     * R12: the partition check refreshes the metadata before it counts a refused partition against
+     * the message. The producer caches a topic's metadata for {@code metadata.max.age.ms} (5 min
+     * here, Kafka's default); a partition added in that time is sent, not refused.
+     */
+    @Test
+    void r12_aPartitionAddedAfterTheProducerCachedTheTopicIsSentNotRefused() throws Exception {
+        String topic = "grown-" + UUID.randomUUID();
+        KAFKA.broker().createTopic(topic, 2);
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers",
+                KAFKA.broker().bootstrapServers(), "max.block.ms", 10_000, "metadata.max.age.ms", 300_000)).build();
+             Admin admin = Admin.create(KAFKA.broker().adminConfig())) {
+            assertThat(publisher.publish(List.of(toPartition(topic, "a", 0))).get(60, TimeUnit.SECONDS).acknowledged())
+                    .as("the first message, which makes the producer cache 2 partitions").isEqualTo(1);
+            admin.createPartitions(Map.of(topic, org.apache.kafka.clients.admin.NewPartitions.increaseTo(4))).all()
+                    .get(30, TimeUnit.SECONDS);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTopics(Set.of(topic))
+                    .allTopicNames().get().get(topic).partitions().size() == 4);
+
+            OutboxMessage third = toPartition(topic, "b", 3);
+            PublishResult result = publisher.publish(List.of(third)).get(60, TimeUnit.SECONDS);
+
+            assertThat(result.firstError()).as("the error for partition 3 of a topic grown to 4").isNull();
+            assertThat(result.acknowledged()).isEqualTo(1);
+            assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic))
+                    .extracting(TopicReader::messageId).contains(third.messageId());
+        }
+    }
+
+    /** R12: a partition the topic still does not have after the refresh is the message's own failure. */
+    @Test
+    void r12_aPartitionTheTopicDoesNotHaveAfterARefreshIsMessagePermanent() throws Exception {
+        String topic = "small-" + UUID.randomUUID();
+        KAFKA.broker().createTopic(topic, 2);
+        try (KafkaOutboxPublisher publisher = publisher()) {
+            OutboxMessage missing = toPartition(topic, "x", 5);
+            PublishResult result = publisher.publish(List.of(toPartition(topic, "a", 1), missing))
+                    .get(60, TimeUnit.SECONDS);
+
+            assertThat(result.acknowledged()).isEqualTo(1);
+            assertThat(result.firstError()).isInstanceOf(PartitionNotInTopicException.class)
+                    .hasMessageContaining(missing.messageId().toString())
+                    .hasMessageContaining("partition 5 of topic '" + topic + "', which has 2 partitions after a "
+                            + "metadata refresh");
+            assertThat(FailureKind.classify(result.firstError())).isEqualTo(FailureKind.MESSAGE);
+        }
+    }
 }

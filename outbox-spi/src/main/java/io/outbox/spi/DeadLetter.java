@@ -100,6 +100,25 @@ public record DeadLetter(UUID messageId, int bucket, String topic, byte[] key, b
         return OutboxHeaderCodec.decode(headers);
     }
 
+    /**
+     * Whether this dead letter holds the given record: the same topic, key, value, header blob and
+     * partition (the message id, the creation time and the failure are not compared). A store
+     * uses it to tell a repeat of a dead-lettered message from a different message with the same
+     * id ({@link DeadLetters#moveToDeadLetters}).
+     *
+     * @param topic the other record's topic; not null
+     * @param key its serialized key, or null
+     * @param value its serialized value, or null
+     * @param headers its stored header blob; not null
+     * @param partition its explicit partition, or null
+     * @return true when all five are equal (byte arrays by content)
+     */
+    public boolean sameRecord(String topic, byte[] key, byte[] value, byte[] headers, Integer partition) {
+        return this.topic.equals(topic) && java.util.Arrays.equals(this.key, key)
+                && java.util.Arrays.equals(this.value, value) && java.util.Arrays.equals(this.headers, headers)
+                && Objects.equals(this.partition, partition);
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof DeadLetter d && messageId.equals(d.messageId) && bucket == d.bucket

@@ -17,8 +17,17 @@ import java.util.UUID;
  *   <li>Dead letters are never leased, never returned by {@link OutboxStore#nextBatch}, never
  *       counted by {@link OutboxStore#bucketsWithPending} or {@link PendingMetrics}, never
  *       published.</li>
- *   <li>A store keeps at most one dead letter per message id; moving a message whose id already
- *       has one fails and changes nothing.</li>
+ *   <li>A store keeps at most one dead letter per message id. Moving a message whose id already
+ *       has a dead letter with the same record (topic, key, value, header blob, partition: a
+ *       repeat, such as a message enqueued twice) removes the pending message and gives the
+ *       existing dead letter the new failure, atomically: nothing is lost, since both held the
+ *       same record. When the records differ the move throws {@link DeadLetterConflictException}
+ *       and changes nothing: neither is lost, and the message stays pending.</li>
+ *   <li>{@link #recordHeadFailure} keeps, durably, the counted failures of a bucket's failing
+ *       head, so that a relay taking the bucket over (or restarted) goes on counting, and an
+ *       operator command in another process can show them; {@link #headFailures} reports a
+ *       record only while its message is the bucket's head, so publishing or moving the head
+ *       clears it.</li>
  *   <li>{@link #replayDeadLetter} puts the message back into its bucket as a new pending message
  *       with the same id and bytes, after every message pending in that bucket now, and removes
  *       the dead letter, atomically.</li>
@@ -39,10 +48,43 @@ public interface DeadLetters {
      * @param failure why; not null
      * @return true when moved; false when no pending message of that id is in that bucket (it
      *     was published or moved meanwhile): nothing was written then
-     * @throws IllegalStateException if a dead letter with that id exists already; nothing changed
+     * @throws DeadLetterConflictException if a dead letter with that id and a different record
+     *     exists already; nothing changed. (With the same record the move succeeds: the pending
+     *     message is removed and the dead letter records the new failure.)
      * @throws RuntimeException on a database error; nothing changed
      */
     boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure);
+
+    /**
+     * Records, durably, the counted failures of a pending message that stalls its bucket
+     * (capability C4, rule R12): one record per bucket, replacing the bucket's previous one.
+     * The relay calls it after each message-specific failure of the bucket's head, with the
+     * attempts counted so far (read back with {@link #headFailures} after a takeover or a restart,
+     * so the count survives them). The record goes with its message: once the message is
+     * published or moved it is no longer reported; a move removes it.
+     *
+     * @param bucket the message's bucket, {@code >= 0}
+     * @param messageId the pending message's id; not null
+     * @param failure the counted failures; not null
+     * @return true when recorded; false when no pending message of that id is in that bucket
+     *     (published or moved meanwhile): nothing was written then
+     * @throws IllegalArgumentException if {@code bucket < 0}
+     * @throws RuntimeException on a database error; the previous record may be kept
+     */
+    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure);
+
+    /**
+     * The recorded failures of the heads of these buckets: for each bucket whose head (its
+     * oldest pending message) has a record from {@link #recordHeadFailure}, that record. A
+     * record of a message that is no longer the head is not reported.
+     *
+     * @param buckets the buckets, each {@code >= 0}; not null; may be empty
+     * @return the records, ascending by bucket, at most one per bucket; immutable
+     * @throws NullPointerException if the list or a bucket is null
+     * @throws IllegalArgumentException if a bucket is negative
+     * @throws RuntimeException on a database error
+     */
+    List<HeadFailure> headFailures(List<Integer> buckets);
 
     /**
      * One page of dead letters, ordered by message id in its text form (which is also the order

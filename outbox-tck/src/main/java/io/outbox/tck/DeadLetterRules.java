@@ -8,8 +8,10 @@ import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.CorruptMessageException;
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.PendingMetrics;
 import java.nio.charset.StandardCharsets;
@@ -171,13 +173,15 @@ public abstract class DeadLetterRules {
 
     /**
      * C4: a move that cannot complete changes nothing: moving a message whose id already has a
-     * dead letter fails, the message stays pending with its bytes, and the existing dead letter is
-     * unchanged. (A store that refuses a second pending message with a dead letter's id at
-     * enqueue passes too.)
+     * dead letter holding a different record fails with {@link DeadLetterConflictException}, the
+     * message stays pending with its bytes, and the existing dead letter is unchanged. (A store
+     * that refuses a second pending message with a dead letter's id at enqueue passes too.)
      *
      * <p>If this test fails, check: the insert into the dead letters and the delete of the pending
      * row are one transaction (or one TransactWriteItems, or one document update), rolled back as
-     * a whole when either fails; the dead letters are keyed by message id.
+     * a whole when either fails; the dead letters are keyed by message id; the existing dead
+     * letter's record is compared with the pending one ({@link DeadLetter#sameRecord}) and a
+     * different one is refused with {@code DeadLetterConflictException}, not overwritten.
      *
      * @throws Exception when the store or the fixture fails
      */
@@ -194,7 +198,10 @@ public abstract class DeadLetterRules {
         if (atEnqueue == null) {
             Throwable atMove = catchThrowable(() -> dead.moveToDeadLetters(0, again.messageId(),
                     failure("second failure")));
-            assertThat(atMove).as("moving a message whose id has a dead letter already").isNotNull();
+            assertThat(atMove).as("moving a message whose id has a dead letter with another record already")
+                    .isInstanceOf(DeadLetterConflictException.class);
+            assertThat(((DeadLetterConflictException) atMove).messageId()).isEqualTo(first.messageId());
+            assertThat(((DeadLetterConflictException) atMove).bucket()).isZero();
             List<OutboxMessage> pending = store.nextBatch(0, 10);
             assertThat(pending).as("the message is still pending after the failed move").hasSize(1);
             assertThat(pending.get(0).sameContent(again)).as("with its bytes").isTrue();
@@ -202,6 +209,122 @@ public abstract class DeadLetterRules {
         DeadLetter kept = dead.deadLetter(first.messageId()).orElseThrow();
         assertThat(kept.value()).as("the first dead letter is unchanged").isEqualTo(first.value());
         assertThat(kept.failure().reason()).isEqualTo("first failure");
+        assertThat(dead.deadLetters(null, 10)).as("dead letters").hasSize(1);
+    }
+
+    /**
+     * C4: moving a repeat of a dead letter (a pending message with the same id and the same
+     * record: topic, key, value, header blob, partition) succeeds: the pending message is removed,
+     * one dead letter remains, with the bytes both held and the new failure. Nothing is lost, and
+     * the relay's move never fails for it. (A store that refuses a second pending message with a
+     * dead letter's id at enqueue passes too.)
+     *
+     * <p>If this test fails, check: the move, finding a dead letter with the message's id, compares
+     * its record ({@link DeadLetter#sameRecord}) and, when equal, updates the dead letter's failure
+     * and deletes the pending row in one transaction, instead of failing on the dead letters' key.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aRepeatOfADeadLetterMovesIntoIt() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage first = message(3, "repeated");
+        OutboxMessage behind = message(3, "behind");
+        enqueue(store, List.of(first, behind));
+        assertThat(dead.moveToDeadLetters(3, first.messageId(), failure("first failure"))).isTrue();
+        clock().advanceMillis(5000);
+        OutboxMessage repeat = new OutboxMessage(first.messageId(), 3, first.topic(), first.key(), first.value(),
+                first.headers(), first.partition(), clock().instant());
+        Throwable atEnqueue = catchThrowable(() -> enqueue(store, List.of(repeat)));
+        if (atEnqueue != null) {
+            return; // the store refuses a dead letter's id at enqueue: the repeat cannot happen
+        }
+        DeadLetterFailure second = failure("second failure");
+        assertThat(dead.moveToDeadLetters(3, repeat.messageId(), second)).as("moving the repeat").isTrue();
+        assertThat(ids(store.nextBatch(3, 10))).as("the bucket after the move").containsExactly(behind.messageId());
+        assertThat(dead.deadLetters(null, 10)).as("dead letters").hasSize(1);
+        DeadLetter d = dead.deadLetter(first.messageId()).orElseThrow();
+        assertThat(d.value()).isEqualTo(first.value());
+        assertThat(d.headers()).isEqualTo(first.encodedHeaders());
+        assertThat(d.failure()).as("the dead letter records the newer failure").isEqualTo(second);
+        assertThat(d.deadLetteredAt()).isEqualTo(Instant.ofEpochMilli(clock().millis()));
+    }
+
+    /**
+     * C4: a bucket's failing head's record is durable and shared: written by one store instance,
+     * read by another with every field (the reason cut to its width, characters outside the Basic
+     * Multilingual Plane kept), replaced by the next record of the bucket, absent for other
+     * buckets, and refused (false, nothing written) for a message that is not pending.
+     *
+     * <p>If this test fails, check: the record is stored (a row keyed by bucket, or fields of the
+     * message's own row, document or item), not cached in the instance; a second record of the
+     * bucket replaces the first (an upsert); the reason column holds
+     * {@value DeadLetterFailure#MAX_REASON_LENGTH} characters (MySQL: utf8mb4); failure times are
+     * epoch milliseconds; the write checks that the message is pending in that bucket.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aHeadFailureIsDurableAndReadByAnotherInstance() throws Exception {
+        OutboxStore writer = openStore();
+        DeadLetters dead = deadLettersOf(writer);
+        OutboxMessage head = message(4, "head");
+        OutboxMessage behind = message(4, "behind");
+        OutboxMessage other = message(5, "other");
+        enqueue(writer, List.of(head, behind, other));
+        assertThat(dead.headFailures(List.of(4, 5))).as("before any record").isEmpty();
+        Instant now = clock().instant();
+        DeadLetterFailure one = new DeadLetterFailure("too large", "org.apache.kafka.common.errors"
+                + ".RecordTooLargeException", 1, now, now, "relay-a");
+        assertThat(dead.recordHeadFailure(4, head.messageId(), one)).as("the first record").isTrue();
+        String reason = "\uD83D\uDE00" + "r".repeat(DeadLetterFailure.MAX_REASON_LENGTH) + " cut";
+        DeadLetterFailure two = new DeadLetterFailure(reason, "org.apache.kafka.common.errors"
+                + ".RecordTooLargeException", 2, now, now.plusMillis(1500), "relay-b");
+        assertThat(dead.recordHeadFailure(4, head.messageId(), two)).as("the second record").isTrue();
+        DeadLetters reader = deadLettersOf(openStore());
+        assertThat(reader.headFailures(List.of(5, 4, 3))).as("read by another store instance")
+                .containsExactly(new HeadFailure(4, head.messageId(), two));
+        assertThat(reader.headFailures(List.of(4)).get(0).failure().reason()).hasSize(
+                DeadLetterFailure.MAX_REASON_LENGTH);
+        assertThat(reader.headFailures(List.of())).isEmpty();
+        assertThat(dead.recordHeadFailure(5, head.messageId(), one)).as("a message not pending in that bucket")
+                .isFalse();
+        assertThat(dead.recordHeadFailure(4, UUID.randomUUID(), one)).as("an unknown message").isFalse();
+        assertThat(reader.headFailures(List.of(4, 5))).as("after the refused records")
+                .containsExactly(new HeadFailure(4, head.messageId(), two));
+    }
+
+    /**
+     * C4: a head's failure record goes with its message: once the message is published, or moved
+     * to the dead letters, it is no longer reported for the bucket, and the bucket's new head has
+     * none until one is recorded for it.
+     *
+     * <p>If this test fails, check: {@code headFailures} reports a record only while its message
+     * is the bucket's oldest pending message (a record kept apart from the message row is compared
+     * with the head's id, or the record lives in the row and goes with it); the move removes the
+     * record in its transaction or leaves it where the head check hides it.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C4_aHeadFailureEndsWhenItsMessageIsPublishedOrMoved() throws Exception {
+        OutboxStore store = openStore();
+        DeadLetters dead = deadLettersOf(store);
+        OutboxMessage m1 = message(6, "one");
+        OutboxMessage m2 = message(6, "two");
+        OutboxMessage m3 = message(6, "three");
+        enqueue(store, List.of(m1, m2, m3));
+        assertThat(dead.recordHeadFailure(6, m1.messageId(), failure("one failed"))).isTrue();
+        store.markPublished(6, store.nextBatch(6, 1));
+        assertThat(dead.headFailures(List.of(6))).as("after the head was published").isEmpty();
+        assertThat(dead.recordHeadFailure(6, m2.messageId(), failure("two failed"))).isTrue();
+        assertThat(dead.headFailures(List.of(6))).extracting(HeadFailure::messageId).containsExactly(m2.messageId());
+        assertThat(dead.moveToDeadLetters(6, m2.messageId(), failure("two moved"))).isTrue();
+        assertThat(dead.headFailures(List.of(6))).as("after the head was moved").isEmpty();
+        assertThat(dead.replayDeadLetter(m2.messageId())).isTrue();
+        assertThat(ids(store.nextBatch(6, 10))).containsExactly(m3.messageId(), m2.messageId());
+        assertThat(dead.headFailures(List.of(6))).as("after the replay, behind m3").isEmpty();
     }
 
     /**

@@ -4,6 +4,7 @@ import io.outbox.OutboxMessage;
 import io.outbox.spi.DeadLetter;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
@@ -386,6 +387,16 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     @Override
     public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
         return deadLetters.move(bucket, messageId, failure);
+    }
+
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.recordHeadFailure(bucket, messageId, failure);
+    }
+
+    @Override
+    public List<HeadFailure> headFailures(List<Integer> buckets) {
+        return deadLetters.headFailures(buckets);
     }
 
     @Override

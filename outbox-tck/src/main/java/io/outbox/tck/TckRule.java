@@ -415,12 +415,39 @@ public enum TckRule {
     /** {@link DeadLetterRules#optional_C4_aMoveThatFailsHalfWayLeavesTheMessagePendingAndNothingDoubled}. */
     C4_A_MOVE_THAT_FAILS_HALF_WAY_LEAVES_THE_MESSAGE_PENDING_AND_NOTHING_DOUBLED(Binding.OPTIONAL, "C4", "optional_C4_aMoveThatFailsHalfWayLeavesTheMessagePendingAndNothingDoubled",
             "C4: a move that cannot complete changes nothing: moving a message whose id already has a "
-                + "dead letter fails, the message stays pending with its bytes, and the existing dead "
-                + "letter is unchanged. (A store that refuses a second pending message with a dead letter's "
-                + "id at enqueue passes too.)",
+                + "dead letter with a different record fails with DeadLetterConflictException, the message "
+                + "stays pending with its bytes, and the existing dead letter is unchanged. (A store that "
+                + "refuses a second pending message with a dead letter's id at enqueue passes too.)",
             "the insert into the dead letters and the delete of the pending row are one transaction "
                 + "(or one TransactWriteItems, or one document update), rolled back as a whole when either "
-                + "fails; the dead letters are keyed by message id."),
+                + "fails; the dead letters are keyed by message id; a different record is refused with "
+                + "DeadLetterConflictException (DeadLetter.sameRecord), not overwritten."),
+
+    /** {@link DeadLetterRules#optional_C4_aRepeatOfADeadLetterMovesIntoIt}. */
+    C4_A_REPEAT_OF_A_DEAD_LETTER_MOVES_INTO_IT(Binding.OPTIONAL, "C4", "optional_C4_aRepeatOfADeadLetterMovesIntoIt",
+            "C4: moving a repeat of a dead letter (same id, same topic, key, value, header blob and "
+                + "partition) succeeds: the pending message is removed and the one dead letter keeps the "
+                + "bytes with the newer failure.",
+            "the move compares the existing dead letter's record (DeadLetter.sameRecord) and, when "
+                + "equal, updates its failure and deletes the pending row in one transaction instead of "
+                + "failing on the dead letters' key."),
+
+    /** {@link DeadLetterRules#optional_C4_aHeadFailureIsDurableAndReadByAnotherInstance}. */
+    C4_A_HEAD_FAILURE_IS_DURABLE_AND_READ_BY_ANOTHER_INSTANCE(Binding.OPTIONAL, "C4", "optional_C4_aHeadFailureIsDurableAndReadByAnotherInstance",
+            "C4: a failing head's record (recordHeadFailure) is read by another store instance with "
+                + "every field, replaced by the bucket's next record, absent for other buckets, and "
+                + "refused for a message that is not pending in the bucket.",
+            "the record is stored, not cached; a second record of the bucket replaces the first; the "
+                + "reason column holds the full width (MySQL: utf8mb4); times are epoch milliseconds; the "
+                + "write checks that the message is pending in that bucket."),
+
+    /** {@link DeadLetterRules#optional_C4_aHeadFailureEndsWhenItsMessageIsPublishedOrMoved}. */
+    C4_A_HEAD_FAILURE_ENDS_WHEN_ITS_MESSAGE_IS_PUBLISHED_OR_MOVED(Binding.OPTIONAL, "C4", "optional_C4_aHeadFailureEndsWhenItsMessageIsPublishedOrMoved",
+            "C4: a head's failure record is no longer reported once its message is published or "
+                + "moved; the bucket's new head has none until one is recorded for it.",
+            "headFailures reports a record only while its message is the bucket's oldest pending "
+                + "message (or the record lives in the message's row and goes with it); the move removes "
+                + "the record or leaves it where the head check hides it."),
 
     /** {@link DeadLetterRules#optional_C4_concurrentMovesOfOneMessageMoveItOnce}. */
     C4_CONCURRENT_MOVES_OF_ONE_MESSAGE_MOVE_IT_ONCE(Binding.OPTIONAL, "C4", "optional_C4_concurrentMovesOfOneMessageMoveItOnce",

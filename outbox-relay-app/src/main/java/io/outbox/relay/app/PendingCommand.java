@@ -2,10 +2,13 @@ package io.outbox.relay.app;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
 import io.outbox.spi.OutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,13 +20,17 @@ import picocli.CommandLine.ParentCommand;
 /**
  * {@code outbox-relay pending}: per bucket with pending messages, how many (counted up to
  * {@code --max-count}) and the age of its head, the oldest message; a head the store cannot
- * decode is named with its error (rule R12). Reads through the store SPI only (nextBatch from
- * the head), so it works on every store; it never leases, publishes or deletes.
+ * decode is named with its error (rule R12). For a stalled bucket, the failures the relays
+ * counted against its head: attempts, the last error, when, and which relay counted them, as the
+ * store keeps them (capability C4, {@link DeadLetters#headFailures}), so another process sees
+ * them; a store without C4 keeps none. Reads through the store SPI only (nextBatch from the
+ * head), so it works on every store; it never leases, publishes or deletes.
  */
 @Command(name = "pending", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
         description = "Per bucket with pending messages: the count (up to --max-count), the head's message id and "
-                + "age, and for a head the store cannot decode, the error. Exit codes: 0 done, 1 store error, "
-                + "3 invalid configuration.")
+                + "age, for a head the store cannot decode the error, and for a stalled bucket the attempts and last "
+                + "error the relays counted against its head (stores with dead letters, capability C4). Exit codes: "
+                + "0 done, 1 store error, 3 invalid configuration.")
 final class PendingCommand extends OperatorCommand {
 
     @ParentCommand
@@ -46,6 +53,10 @@ final class PendingCommand extends OperatorCommand {
         int bucketCount = configuration.resolve().options().bucketCount();
         List<Integer> buckets = store.bucketsWithPending(IntStream.range(0, bucketCount).boxed().toList());
         Instant now = Instant.now();
+        Map<Integer, HeadFailure> failing = new HashMap<>();
+        if (store instanceof DeadLetters dead) {
+            dead.headFailures(buckets).forEach(f -> failing.put(f.bucket(), f));
+        }
         List<Map<String, String>> rows = new ArrayList<>();
         for (int bucket : buckets) {
             Map<String, String> row = new LinkedHashMap<>();
@@ -69,6 +80,12 @@ final class PendingCommand extends OperatorCommand {
                 row.put("headError", quote((e.messagesBefore().isEmpty() ? "" : "row " + e.messagesBefore().size()
                         + " behind the head: ") + "CorruptMessageException: " + e.getMessage()));
             }
+            HeadFailure f = failing.get(bucket);
+            boolean stalled = f != null && row.get("headMessageId").equals(quote(f.messageId().toString()));
+            row.put("attempts", stalled ? Integer.toString(f.failure().attempts()) : "null");
+            row.put("lastError", stalled ? quote(f.failure().causeClass() + ": " + f.failure().reason()) : "null");
+            row.put("lastFailureAt", stalled ? quote(f.failure().lastFailureAt().toString()) : "null");
+            row.put("countedBy", stalled ? quote(f.failure().relayId()) : "null");
             rows.add(row);
         }
         if (json) {
@@ -79,14 +96,21 @@ final class PendingCommand extends OperatorCommand {
             out().println("no pending messages in buckets [0, " + bucketCount + ")");
             return EXIT_OK;
         }
-        out().printf("%6s %8s %-36s %10s %s%n", "BUCKET", "COUNT", "HEAD MESSAGE ID", "OLDEST AGE", "HEAD ERROR");
+        out().printf("%6s %8s %-36s %10s %8s %s%n", "BUCKET", "COUNT", "HEAD MESSAGE ID", "OLDEST AGE", "ATTEMPTS",
+                "HEAD ERROR");
         for (Map<String, String> row : rows) {
-            out().printf("%6s %8s %-36s %10s %s%n", row.get("bucket"), plain(row.get("count")),
+            String error = !row.get("headError").equals("null") ? plain(row.get("headError"))
+                    : row.get("lastError").equals("null") ? "-" : plain(row.get("lastError")) + " (last at "
+                    + plain(row.get("lastFailureAt")) + ", counted by " + plain(row.get("countedBy")) + ")";
+            out().printf("%6s %8s %-36s %10s %8s %s%n", row.get("bucket"), plain(row.get("count")),
                     plain(row.get("headMessageId")), row.get("oldestAgeSeconds").equals("null") ? "-"
-                            : row.get("oldestAgeSeconds") + " s", plain(row.get("headError")));
+                            : row.get("oldestAgeSeconds") + " s", plain(row.get("attempts")), error);
         }
-        out().println("attempts and the last publish error of a stalled bucket are counted by the relay that owns it: "
-                + "see its WARN lines and the outbox.relay.failing.head.attempts metric");
+        if (!(store instanceof DeadLetters)) {
+            out().println("this store keeps no record of failures (it lacks DeadLetters, capability C4): the attempts of "
+                    + "a stalled bucket are counted only by the relay that owns it; see its WARN lines and the "
+                    + "outbox.relay.failing.head.attempts metric");
+        }
         return EXIT_OK;
     }
 

@@ -91,7 +91,7 @@ class OperatorCommandsTest {
     void tearDown() throws Exception {
         OperatorCommand.input = () -> System.in;
         try (Connection c = store.dataSource().getConnection(); var st = c.createStatement()) {
-            for (String table : List.of("messages", "leases", "relays", "messages_dead")) {
+            for (String table : List.of("messages", "leases", "relays", "messages_dead", "messages_failing")) {
                 st.execute("DROP TABLE IF EXISTS \"" + prefix + table + "\"");
             }
         }
@@ -205,6 +205,37 @@ class OperatorCommandsTest {
             assertThat(json.out()).contains("\"bucket\": " + bucket + ", \"count\": " + inBucket);
         }
         assertThat(json.out()).contains("\"headError\": \"");
+    }
+
+    @Test
+    void r12_pendingShowsAStalledBucketsHeadAttemptsAndLastErrorFromTheStore() {
+        OutboxMessage head = messages.get(0);
+        Instant first = Instant.parse("2026-12-01T10:00:00.123Z");
+        Instant last = Instant.parse("2026-12-01T10:05:00.456Z");
+        // What a relay in another process stored after its fourth counted failure of the bucket's head.
+        assertThat(store.recordHeadFailure(head.bucket(), head.messageId(), new DeadLetterFailure(
+                "The message is 2000000 bytes when serialized", "org.apache.kafka.common.errors.RecordTooLargeException",
+                4, first, last, "relay-b"))).isTrue();
+
+        Result pending = run("pending", "-c", config.toString());
+        assertThat(pending.code()).as(pending.err()).isZero();
+        String line = pending.out().lines().filter(l -> l.contains(head.messageId().toString())).findFirst()
+                .orElseThrow();
+        assertThat(line).contains(" 4 ", "org.apache.kafka.common.errors.RecordTooLargeException: The message is "
+                + "2000000 bytes when serialized", "last at 2026-12-01T10:05:00.456Z", "counted by relay-b");
+        assertThat(pending.out()).doesNotContain("keeps no record of failures");
+
+        Result json = run("pending", "--json", "-c", config.toString());
+        assertThat(json.code()).isZero();
+        assertThat(json.out()).contains("\"headMessageId\": \"" + head.messageId() + "\"", "\"attempts\": 4",
+                "\"lastError\": \"org.apache.kafka.common.errors.RecordTooLargeException: The message is 2000000 bytes "
+                        + "when serialized\"", "\"lastFailureAt\": \"2026-12-01T10:05:00.456Z\"",
+                "\"countedBy\": \"relay-b\"");
+
+        // Once the head is published the record is no longer shown.
+        store.markPublished(head.bucket(), store.nextBatch(head.bucket(), 1));
+        Result after = run("pending", "--json", "-c", config.toString());
+        assertThat(after.out()).doesNotContain("\"attempts\": 4").contains("\"attempts\": null");
     }
 
     @Test

@@ -2,10 +2,15 @@ package ${package};
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
+import io.outbox.spi.support.StoreArguments;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,7 +28,8 @@ import java.util.function.LongSupplier;
  * by the id's text form. Moves and replays take one lock, so they are atomic towards each other;
  * towards {@code markPublished} the removal of the pending entry is one atomic
  * {@link ConcurrentMap#remove(Object, Object)}, so a message is either published or moved,
- * never both.
+ * never both. The failing heads' records ({@link DeadLetters#recordHeadFailure}) are a map by
+ * bucket, reported only while their message is the bucket's head.
  *
  * @param <M> the store's own message type, carrying its sequence number
  */
@@ -34,6 +40,7 @@ final class MyDeadLetters<M extends OutboxMessage> {
     private final LongSupplier nextSequence;
     private final BiFunction<OutboxMessage, Long, M> stored;
     private final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
+    private final Map<Integer, HeadFailure> headFailures = new HashMap<>();
 
     MyDeadLetters(Clock clock, ConcurrentMap<Integer, ConcurrentNavigableMap<Long, M>> messages,
                         LongSupplier nextSequence, BiFunction<OutboxMessage, Long, M> stored) {
@@ -56,18 +63,50 @@ final class MyDeadLetters<M extends OutboxMessage> {
             if (!m.messageId().equals(messageId)) {
                 continue;
             }
-            if (deadLetters.containsKey(messageId.toString())) {
-                throw new IllegalStateException("a dead letter with message id " + messageId + " exists already; "
-                        + "the pending message stays in bucket " + bucket);
+            DeadLetter existing = deadLetters.get(messageId.toString());
+            if (existing != null && !existing.sameRecord(m.topic(), m.key(), m.value(), m.encodedHeaders(),
+                    m.partition())) {
+                throw new DeadLetterConflictException(bucket, messageId, "the in-memory dead letters");
             }
             if (!rows.remove(row.getKey(), m)) {
                 return false; // published meanwhile
             }
+            // A repeat of a dead letter (same record) keeps the first one's creation time, with the new failure.
             deadLetters.put(messageId.toString(), new DeadLetter(messageId, bucket, m.topic(), m.key(), m.value(),
-                    m.encodedHeaders(), m.partition(), m.createdAt(), failure, Instant.ofEpochMilli(clock.millis())));
+                    m.encodedHeaders(), m.partition(), existing == null ? m.createdAt() : existing.createdAt(), failure,
+                    Instant.ofEpochMilli(clock.millis())));
+            HeadFailure head = headFailures.get(bucket);
+            if (head != null && head.messageId().equals(messageId)) {
+                headFailures.remove(bucket);
+            }
             return true;
         }
         return false;
+    }
+
+    synchronized boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        requireBucket(bucket);
+        Objects.requireNonNull(messageId, "messageId must not be null");
+        Objects.requireNonNull(failure, "failure must not be null");
+        ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
+        if (rows == null || rows.values().stream().noneMatch(m -> m.messageId().equals(messageId))) {
+            return false;
+        }
+        headFailures.put(bucket, new HeadFailure(bucket, messageId, failure));
+        return true;
+    }
+
+    synchronized List<HeadFailure> headFailures(List<Integer> buckets) {
+        List<HeadFailure> found = new ArrayList<>();
+        for (int bucket : StoreArguments.requireBuckets(buckets)) {
+            HeadFailure head = headFailures.get(bucket);
+            ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
+            Map.Entry<Long, M> first = rows == null ? null : rows.firstEntry();
+            if (head != null && first != null && first.getValue().messageId().equals(head.messageId())) {
+                found.add(head);
+            }
+        }
+        return List.copyOf(found);
     }
 
     synchronized List<DeadLetter> list(UUID after, int limit) {

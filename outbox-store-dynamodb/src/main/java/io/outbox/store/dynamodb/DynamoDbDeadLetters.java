@@ -1,8 +1,11 @@
 package io.outbox.store.dynamodb;
 
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
+import io.outbox.spi.support.StoreArguments;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
@@ -23,6 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
+import software.amazon.awssdk.services.dynamodb.model.Update;
 
 /**
  * Capability C4 of {@link DynamoDbOutboxStore}: dead letters are items of the coordination table
@@ -40,6 +44,18 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  * </pre>
  * A dead letter's item must fit DynamoDB's 400 KB too: for a message near the payload limit the
  * reason is cut further, to what fits.
+ *
+ * <p>A move whose message id has a dead letter already reads it: the same record (a repeat)
+ * is moved into it with one {@code TransactWriteItems} (an Update of the dead letter's failure,
+ * conditional on the dead letter being unchanged since it was read, and the message item's
+ * conditional Delete); a different record is refused with {@link DeadLetterConflictException}.
+ *
+ * <p>A failing head's record ({@link DeadLetters#recordHeadFailure}) is a set of attributes
+ * ({@code failReason, failCauseClass, failAttempts, failFirstAt, failLastAt, failRelayId}) on the
+ * pending message's own item, written by one UpdateItem conditional on the item still holding
+ * that message id: it goes with the item when the message is published or moved (the move copies
+ * only the message's attributes). Reading a bucket's record reads its head item (one Query,
+ * {@code Limit 1}).
  */
 final class DynamoDbDeadLetters {
 
@@ -52,6 +68,12 @@ final class DynamoDbDeadLetters {
     private static final String LAST_FAILURE_AT = "lastFailureAt";
     private static final String RELAY_ID = "relayId";
     private static final String DEAD_LETTERED_AT = "deadLetteredAt";
+    private static final String FAIL_REASON = "failReason";
+    private static final String FAIL_CAUSE_CLASS = "failCauseClass";
+    private static final String FAIL_ATTEMPTS = "failAttempts";
+    private static final String FAIL_FIRST_AT = "failFirstAt";
+    private static final String FAIL_LAST_AT = "failLastAt";
+    private static final String FAIL_RELAY_ID = "failRelayId";
     /** Message attributes copied between a message item and a dead letter. */
     private static final List<String> MESSAGE_ATTRIBUTES = List.of(MessageItems.TOPIC, MessageItems.KEY,
             MessageItems.VALUE, MessageItems.HEADERS, MessageItems.PARTITION, MessageItems.CREATED_AT);
@@ -99,29 +121,143 @@ final class DynamoDbDeadLetters {
         long room = MessageItems.ITEM_SIZE_LIMIT - MessageItems.itemSize(dead);
         dead.put(REASON, AttributeValue.fromS(fit(failure.reason(), room)));
         long seq = MessageItems.requiredNumber(item, MessageItems.SEQ);
+        Delete deletePending = Delete.builder().tableName(messagesTable).key(MessageItems.key(bucket, seq))
+                .conditionExpression("#id = :id").expressionAttributeNames(Map.of("#id", MessageItems.ID))
+                .expressionAttributeValues(Map.of(":id", AttributeValue.fromS(messageId.toString()))).build();
         try {
             client.transactWriteItems(r -> r.transactItems(
                     TransactWriteItem.builder().put(Put.builder().tableName(coordinationTable).item(dead)
                             .conditionExpression("attribute_not_exists(#pk)")
                             .expressionAttributeNames(Map.of("#pk", CoordinationItems.PK)).build()).build(),
-                    TransactWriteItem.builder().delete(Delete.builder().tableName(messagesTable)
-                            .key(MessageItems.key(bucket, seq))
-                            .conditionExpression("#id = :id")
-                            .expressionAttributeNames(Map.of("#id", MessageItems.ID))
-                            .expressionAttributeValues(Map.of(":id", AttributeValue.fromS(messageId.toString())))
-                            .build()).build()));
+                    TransactWriteItem.builder().delete(deletePending).build()));
             return true;
         } catch (TransactionCanceledException e) {
             List<CancellationReason> reasons = e.hasCancellationReasons() ? e.cancellationReasons() : List.of();
-            if (reasons.size() == 2 && "ConditionalCheckFailed".equals(reasons.get(0).code())) {
-                throw new IllegalStateException("a dead letter with message id " + messageId + " exists already in "
-                        + coordinationTable + "; the pending message stays in bucket " + bucket, e);
-            }
             if (reasons.size() == 2 && "ConditionalCheckFailed".equals(reasons.get(1).code())) {
                 return false; // published meanwhile: nothing was written
             }
+            if (reasons.size() == 2 && "ConditionalCheckFailed".equals(reasons.get(0).code())) {
+                return moveRepeat(bucket, messageId, item, dead, deletePending, e);
+            }
             throw e;
         }
+    }
+
+    /**
+     * The message id has a dead letter: a repeat of its record is moved into it (the dead letter
+     * takes the new failure); a different record is refused.
+     */
+    private boolean moveRepeat(int bucket, UUID messageId, Map<String, AttributeValue> item,
+                               Map<String, AttributeValue> dead, Delete deletePending, RuntimeException cause) {
+        Map<String, AttributeValue> existing = client.getItem(g -> g.tableName(coordinationTable)
+                .key(deadKey(messageId)).consistentRead(true)).item();
+        if (existing == null || existing.isEmpty()) {
+            throw cause; // purged or replayed meanwhile: nothing was written; the next attempt moves it
+        }
+        DeadLetter known = read(existing);
+        if (!known.sameRecord(MessageItems.required(item, MessageItems.TOPIC).s(), bytes(item.get(MessageItems.KEY)),
+                bytes(item.get(MessageItems.VALUE)), MessageItems.required(item, MessageItems.HEADERS).b().asByteArray(),
+                item.containsKey(MessageItems.PARTITION)
+                        ? Math.toIntExact(MessageItems.requiredNumber(item, MessageItems.PARTITION)) : null)) {
+            throw new DeadLetterConflictException(bucket, messageId, coordinationTable);
+        }
+        Map<String, String> names = new HashMap<>();
+        Map<String, AttributeValue> values = new HashMap<>();
+        List<String> sets = new ArrayList<>();
+        int n = 0;
+        for (String name : List.of(MessageItems.BUCKET, REASON, CAUSE_CLASS, ATTEMPTS, FIRST_FAILURE_AT,
+                LAST_FAILURE_AT, RELAY_ID, DEAD_LETTERED_AT)) {
+            names.put("#a" + n, name);
+            values.put(":a" + n, dead.get(name));
+            sets.add("#a" + n + " = :a" + n);
+            n++;
+        }
+        names.put("#seen", DEAD_LETTERED_AT);
+        values.put(":seen", existing.get(DEAD_LETTERED_AT));
+        try {
+            client.transactWriteItems(r -> r.transactItems(
+                    TransactWriteItem.builder().update(Update.builder().tableName(coordinationTable)
+                            .key(deadKey(messageId)).updateExpression("SET " + String.join(", ", sets))
+                            .conditionExpression("#seen = :seen").expressionAttributeNames(names)
+                            .expressionAttributeValues(values).build()).build(),
+                    TransactWriteItem.builder().delete(deletePending).build()));
+            return true;
+        } catch (TransactionCanceledException e) {
+            List<CancellationReason> reasons = e.hasCancellationReasons() ? e.cancellationReasons() : List.of();
+            if (reasons.size() == 2 && "ConditionalCheckFailed".equals(reasons.get(1).code())) {
+                return false; // published meanwhile: nothing was written
+            }
+            throw e; // the dead letter changed meanwhile: nothing was written; the next attempt decides again
+        }
+    }
+
+    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+        Objects.requireNonNull(messageId, "messageId must not be null");
+        Objects.requireNonNull(failure, "failure must not be null");
+        Map<String, AttributeValue> item = findPending(bucket, messageId);
+        if (item == null) {
+            return false;
+        }
+        Map<String, AttributeValue> record = new HashMap<>();
+        record.put(FAIL_CAUSE_CLASS, AttributeValue.fromS(failure.causeClass()));
+        record.put(FAIL_ATTEMPTS, MessageItems.number(failure.attempts()));
+        record.put(FAIL_FIRST_AT, MessageItems.number(failure.firstFailureAt().toEpochMilli()));
+        record.put(FAIL_LAST_AT, MessageItems.number(failure.lastFailureAt().toEpochMilli()));
+        record.put(FAIL_RELAY_ID, AttributeValue.fromS(failure.relayId()));
+        record.put(FAIL_REASON, AttributeValue.fromS(""));
+        Map<String, AttributeValue> whole = new HashMap<>(item);
+        whole.putAll(record);
+        long room = MessageItems.ITEM_SIZE_LIMIT - MessageItems.itemSize(whole);
+        record.put(FAIL_REASON, AttributeValue.fromS(fit(failure.reason(), room)));
+        Map<String, String> names = new HashMap<>(Map.of("#id", MessageItems.ID));
+        Map<String, AttributeValue> values = new HashMap<>(Map.of(":id", AttributeValue.fromS(messageId.toString())));
+        List<String> sets = new ArrayList<>();
+        int n = 0;
+        for (Map.Entry<String, AttributeValue> e : record.entrySet()) {
+            names.put("#f" + n, e.getKey());
+            values.put(":f" + n, e.getValue());
+            sets.add("#f" + n + " = :f" + n);
+            n++;
+        }
+        try {
+            client.updateItem(u -> u.tableName(messagesTable)
+                    .key(MessageItems.key(bucket, MessageItems.requiredNumber(item, MessageItems.SEQ)))
+                    .updateExpression("SET " + String.join(", ", sets)).conditionExpression("#id = :id")
+                    .expressionAttributeNames(names).expressionAttributeValues(values));
+            return true;
+        } catch (ConditionalCheckFailedException e) {
+            return false; // published or moved meanwhile
+        }
+    }
+
+    List<HeadFailure> headFailures(List<Integer> buckets) {
+        List<HeadFailure> found = new ArrayList<>();
+        for (int bucket : StoreArguments.requireBuckets(buckets)) {
+            QueryResponse page = client.query(q -> q.tableName(messagesTable).keyConditionExpression("#bucket = :b")
+                    .expressionAttributeNames(Map.of("#bucket", MessageItems.BUCKET))
+                    .expressionAttributeValues(Map.of(":b", MessageItems.number(bucket)))
+                    .consistentRead(true).scanIndexForward(true).limit(1));
+            if (page.items().isEmpty() || !page.items().get(0).containsKey(FAIL_ATTEMPTS)) {
+                continue;
+            }
+            Map<String, AttributeValue> i = page.items().get(0);
+            try {
+                found.add(new HeadFailure(bucket, UUID.fromString(MessageItems.required(i, MessageItems.ID).s()),
+                        new DeadLetterFailure(MessageItems.required(i, FAIL_REASON).s(),
+                                MessageItems.required(i, FAIL_CAUSE_CLASS).s(),
+                                Math.toIntExact(MessageItems.requiredNumber(i, FAIL_ATTEMPTS)),
+                                Instant.ofEpochMilli(MessageItems.requiredNumber(i, FAIL_FIRST_AT)),
+                                Instant.ofEpochMilli(MessageItems.requiredNumber(i, FAIL_LAST_AT)),
+                                MessageItems.required(i, FAIL_RELAY_ID).s())));
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("corrupt failing head record in table " + messagesTable + " (bucket "
+                        + bucket + ", seq " + i.get(MessageItems.SEQ) + "): " + e.getMessage(), e);
+            }
+        }
+        return List.copyOf(found);
     }
 
     /** The reason cut so that its UTF-8 bytes fit in {@code room}, never splitting a surrogate pair. */

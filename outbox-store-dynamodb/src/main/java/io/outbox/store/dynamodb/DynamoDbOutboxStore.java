@@ -689,6 +689,27 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         return onTables(() -> deadLetters.move(bucket, messageId, failure));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query of the bucket for the message id, then one conditional UpdateItem of its item:
+     * the record lives on the message's item ({@link DynamoDbDeadLetters}).
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return onTables(() -> deadLetters.recordHeadFailure(bucket, messageId, failure));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query ({@code Limit 1}, consistent) per bucket for its head item.
+     */
+    @Override
+    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
+        return onTables(() -> deadLetters.headFailures(buckets));
+    }
+
     @Override
     public List<DeadLetter> deadLetters(UUID after, int limit) {
         return onTables(() -> deadLetters.list(after, limit));

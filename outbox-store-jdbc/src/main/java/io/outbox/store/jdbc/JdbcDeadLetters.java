@@ -1,9 +1,12 @@
 package io.outbox.store.jdbc;
 
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
 import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.support.StoreArguments;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -26,12 +29,26 @@ import javax.sql.DataSource;
  * columns as stored (the header blob is copied, not decoded) with the failure, and deletes it;
  * replay inserts the columns back as a new messages row (a new auto-increment id, so after what
  * is pending now) and deletes the dead letter. A failure at any step rolls the whole
- * transaction back. Thread-safe.
+ * transaction back. A move whose message id has a dead letter already compares the two records:
+ * the same record (a repeat) updates the dead letter's failure and deletes the pending row; a
+ * different one is refused with {@link DeadLetterConflictException}.
+ *
+ * <p>The failing heads' records ({@link DeadLetters#recordHeadFailure}) live in
+ * {@code <messages>_failing}, one row per bucket, replaced by each record (delete and insert in
+ * one transaction). A row counts only while its message id is the bucket's head's, so a
+ * published head needs no delete on the publishing path; a move deletes the bucket's row of the
+ * moved message in its transaction. Thread-safe.
  */
 final class JdbcDeadLetters {
 
     /** Appended to the messages table's name for the dead-letter table. */
     static final String SUFFIX = "_dead";
+
+    /** Appended to the messages table's name for the failing heads' table. */
+    static final String FAILING_SUFFIX = "_failing";
+
+    private static final String FAILING_COLUMNS = "bucket, message_id, reason, cause_class, attempts, "
+            + "first_failure_at, last_failure_at, relay_id";
 
     private static final String COLUMNS = "message_id, bucket, topic, record_key, record_value, headers, "
             + "kafka_partition, created_at, reason, cause_class, attempts, first_failure_at, last_failure_at, "
@@ -54,7 +71,12 @@ final class JdbcDeadLetters {
         return tables.messages() + SUFFIX;
     }
 
-    /** The DDL of the dead-letter table, idempotent; part of {@link JdbcDialect#createStatements}. */
+    /** The failing heads' table's name: {@code <messages>_failing}. */
+    static String failingTableName(JdbcOutboxTables tables) {
+        return tables.messages() + FAILING_SUFFIX;
+    }
+
+    /** The DDL of the dead-letter and failing heads' tables, idempotent; part of {@link JdbcDialect#createStatements}. */
     static List<String> createStatements(JdbcDialect d, JdbcOutboxTables tables) {
         String table = d.qualified(tables, tableName(tables));
         String c = "\n    ";
@@ -82,12 +104,24 @@ final class JdbcDeadLetters {
                 + d.quote("last_failure_at") + " BIGINT NOT NULL," + c
                 + d.quote("relay_id") + (mysql ? " VARBINARY(512)" : " VARCHAR(128)") + " NOT NULL," + c
                 + d.quote("dead_lettered_at") + " BIGINT NOT NULL," + c
-                + "PRIMARY KEY (" + d.quote("message_id") + ")\n)" + (mysql ? " ENGINE=InnoDB" : ""));
+                + "PRIMARY KEY (" + d.quote("message_id") + ")\n)" + (mysql ? " ENGINE=InnoDB" : ""),
+                "CREATE TABLE IF NOT EXISTS " + d.qualified(tables, failingTableName(tables)) + " (" + c
+                + d.quote("bucket") + " INTEGER NOT NULL," + c
+                + d.quote("message_id") + (mysql ? " CHAR(36) CHARACTER SET ascii" : " UUID") + " NOT NULL," + c
+                + d.quote("reason") + " VARCHAR(" + DeadLetterFailure.MAX_REASON_LENGTH + ")" + text + " NOT NULL," + c
+                + d.quote("cause_class") + " VARCHAR(" + DeadLetterFailure.MAX_CAUSE_CLASS_LENGTH + ")" + text
+                + " NOT NULL," + c
+                + d.quote("attempts") + " INTEGER NOT NULL," + c
+                + d.quote("first_failure_at") + " BIGINT NOT NULL," + c
+                + d.quote("last_failure_at") + " BIGINT NOT NULL," + c
+                + d.quote("relay_id") + (mysql ? " VARBINARY(512)" : " VARCHAR(128)") + " NOT NULL," + c
+                + "PRIMARY KEY (" + d.quote("bucket") + ")\n)" + (mysql ? " ENGINE=InnoDB" : ""));
     }
 
-    /** Drops the dead-letter table if it exists; part of {@link JdbcDialect#dropStatements}. */
-    static String dropStatement(JdbcDialect d, JdbcOutboxTables tables) {
-        return "DROP TABLE IF EXISTS " + d.qualified(tables, tableName(tables));
+    /** Drops the dead-letter and failing heads' tables if they exist; part of {@link JdbcDialect#dropStatements}. */
+    static List<String> dropStatements(JdbcDialect d, JdbcOutboxTables tables) {
+        return List.of("DROP TABLE IF EXISTS " + d.qualified(tables, tableName(tables)),
+                "DROP TABLE IF EXISTS " + d.qualified(tables, failingTableName(tables)));
     }
 
     boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
@@ -124,32 +158,39 @@ final class JdbcDeadLetters {
                     if (id == null) {
                         return false;
                     }
-                    if (exists(c, d, dead, messageId)) {
-                        throw new IllegalStateException("a dead letter with message id " + messageId + " exists already "
-                                + "in " + dead + "; the pending message stays in bucket " + bucket);
+                    DeadLetter existing = select(c, d, messageId, true);
+                    if (existing != null && !existing.sameRecord((String) row[0], (byte[]) row[1], (byte[]) row[2],
+                            (byte[]) row[3], (Integer) row[4])) {
+                        throw new DeadLetterConflictException(bucket, messageId, dead);
                     }
-                    try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + dead + " (" + q(d, COLUMNS)
-                            + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-                        d.setMessageId(insert, 1, messageId);
-                        insert.setInt(2, bucket);
-                        insert.setString(3, (String) row[0]);
-                        insert.setBytes(4, (byte[]) row[1]);
-                        insert.setBytes(5, (byte[]) row[2]);
-                        insert.setBytes(6, (byte[]) row[3]);
-                        if (row[4] == null) {
-                            insert.setNull(7, Types.INTEGER);
-                        } else {
-                            insert.setInt(7, (Integer) row[4]);
+                    if (existing != null) {
+                        updateFailure(c, d, dead, bucket, messageId, failure); // a repeat: one dead letter
+                    } else {
+                        try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + dead + " ("
+                                + q(d, COLUMNS) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                            d.setMessageId(insert, 1, messageId);
+                            insert.setInt(2, bucket);
+                            insert.setString(3, (String) row[0]);
+                            insert.setBytes(4, (byte[]) row[1]);
+                            insert.setBytes(5, (byte[]) row[2]);
+                            insert.setBytes(6, (byte[]) row[3]);
+                            if (row[4] == null) {
+                                insert.setNull(7, Types.INTEGER);
+                            } else {
+                                insert.setInt(7, (Integer) row[4]);
+                            }
+                            insert.setLong(8, (Long) row[5]);
+                            setFailure(insert, 9, d, failure);
+                            insert.setLong(15, clock.millis());
+                            insert.executeUpdate();
                         }
-                        insert.setLong(8, (Long) row[5]);
-                        insert.setString(9, failure.reason());
-                        insert.setString(10, failure.causeClass());
-                        insert.setInt(11, failure.attempts());
-                        insert.setLong(12, failure.firstFailureAt().toEpochMilli());
-                        insert.setLong(13, failure.lastFailureAt().toEpochMilli());
-                        d.setRelayId(insert, 14, failure.relayId());
-                        insert.setLong(15, clock.millis());
-                        insert.executeUpdate();
+                    }
+                    try (PreparedStatement forget = c.prepareStatement("DELETE FROM " + d.qualified(tables,
+                            failingTableName(tables)) + " WHERE " + d.quote("bucket") + " = ? AND "
+                            + d.quote("message_id") + " = ?")) {
+                        forget.setInt(1, bucket);
+                        d.setMessageId(forget, 2, messageId);
+                        forget.executeUpdate();
                     }
                     try (PreparedStatement delete = c.prepareStatement("DELETE FROM " + messages + " WHERE "
                             + d.quote("bucket") + " = ? AND " + d.quote("id") + " = ?")) {
@@ -161,6 +202,98 @@ final class JdbcDeadLetters {
                     }
                     return true;
                 });
+    }
+
+    /** Sets reason, cause class, attempts, first and last failure and relay id from {@code index} on. */
+    private static void setFailure(PreparedStatement statement, int index, JdbcDialect d, DeadLetterFailure failure)
+            throws SQLException {
+        statement.setString(index, failure.reason());
+        statement.setString(index + 1, failure.causeClass());
+        statement.setInt(index + 2, failure.attempts());
+        statement.setLong(index + 3, failure.firstFailureAt().toEpochMilli());
+        statement.setLong(index + 4, failure.lastFailureAt().toEpochMilli());
+        d.setRelayId(statement, index + 5, failure.relayId());
+    }
+
+    private void updateFailure(Connection c, JdbcDialect d, String dead, int bucket, UUID messageId,
+                               DeadLetterFailure failure) throws SQLException {
+        try (PreparedStatement update = c.prepareStatement("UPDATE " + dead + " SET " + d.quote("reason") + " = ?, "
+                + d.quote("cause_class") + " = ?, " + d.quote("attempts") + " = ?, " + d.quote("first_failure_at")
+                + " = ?, " + d.quote("last_failure_at") + " = ?, " + d.quote("relay_id") + " = ?, "
+                + d.quote("dead_lettered_at") + " = ?, " + d.quote("bucket") + " = ? WHERE " + d.quote("message_id")
+                + " = ?")) {
+            setFailure(update, 1, d, failure);
+            update.setLong(7, clock.millis());
+            update.setInt(8, bucket);
+            d.setMessageId(update, 9, messageId);
+            update.executeUpdate();
+        }
+    }
+
+    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+        Objects.requireNonNull(messageId, "messageId must not be null");
+        Objects.requireNonNull(failure, "failure must not be null");
+        return inTransaction("recording the failures of message " + messageId + " of bucket " + bucket, (c, d) -> {
+            try (PreparedStatement pending = c.prepareStatement("SELECT 1 FROM " + d.qualified(tables,
+                    tables.messages()) + " WHERE " + d.quote("bucket") + " = ? AND " + d.quote("message_id")
+                    + " = ? LIMIT 1")) {
+                pending.setInt(1, bucket);
+                d.setMessageId(pending, 2, messageId);
+                try (ResultSet rs = pending.executeQuery()) {
+                    if (!rs.next()) {
+                        return false;
+                    }
+                }
+            }
+            String failing = d.qualified(tables, failingTableName(tables));
+            try (PreparedStatement delete = c.prepareStatement("DELETE FROM " + failing + " WHERE "
+                    + d.quote("bucket") + " = ?")) {
+                delete.setInt(1, bucket);
+                delete.executeUpdate();
+            }
+            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + failing + " (" + q(d, FAILING_COLUMNS)
+                    + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+                insert.setInt(1, bucket);
+                d.setMessageId(insert, 2, messageId);
+                setFailure(insert, 3, d, failure);
+                insert.executeUpdate();
+            }
+            return true;
+        });
+    }
+
+    List<HeadFailure> headFailures(List<Integer> buckets) {
+        List<Integer> asked = StoreArguments.requireBuckets(buckets);
+        if (asked.isEmpty()) {
+            return List.of();
+        }
+        return inTransaction("reading the failing heads", (c, d) -> {
+            String messages = d.qualified(tables, tables.messages());
+            String sql = "SELECT " + q(d, FAILING_COLUMNS).replace(d.quote("bucket"), "f." + d.quote("bucket"))
+                    .replace(d.quote("message_id"), "f." + d.quote("message_id")) + " FROM "
+                    + d.qualified(tables, failingTableName(tables)) + " f WHERE f." + d.quote("bucket") + " IN ("
+                    + String.join(", ", java.util.Collections.nCopies(asked.size(), "?")) + ") AND f."
+                    + d.quote("message_id") + " = (SELECT h." + d.quote("message_id") + " FROM " + messages
+                    + " h WHERE h." + d.quote("bucket") + " = f." + d.quote("bucket") + " ORDER BY h."
+                    + d.quote("bucket") + ", h." + d.quote("id") + " LIMIT 1) ORDER BY f." + d.quote("bucket");
+            List<HeadFailure> found = new ArrayList<>();
+            try (PreparedStatement select = c.prepareStatement(sql)) {
+                for (int i = 0; i < asked.size(); i++) {
+                    select.setInt(i + 1, asked.get(i));
+                }
+                try (ResultSet rs = select.executeQuery()) {
+                    while (rs.next()) {
+                        found.add(new HeadFailure(rs.getInt(1), d.getMessageId(rs, 2), new DeadLetterFailure(
+                                rs.getString(3), rs.getString(4), rs.getInt(5), Instant.ofEpochMilli(rs.getLong(6)),
+                                Instant.ofEpochMilli(rs.getLong(7)), d.getRelayId(rs, 8))));
+                    }
+                }
+            }
+            return List.copyOf(found);
+        });
     }
 
     List<DeadLetter> list(UUID after, int limit) {
@@ -236,16 +369,6 @@ final class JdbcDeadLetters {
         }
     }
 
-    private static boolean exists(Connection c, JdbcDialect d, String dead, UUID messageId) throws SQLException {
-        try (PreparedStatement select = c.prepareStatement("SELECT 1 FROM " + dead + " WHERE " + d.quote("message_id")
-                + " = ?")) {
-            d.setMessageId(select, 1, messageId);
-            try (ResultSet rs = select.executeQuery()) {
-                return rs.next();
-            }
-        }
-    }
-
     private DeadLetter select(Connection c, JdbcDialect d, UUID messageId, boolean forUpdate) throws SQLException {
         try (PreparedStatement select = c.prepareStatement("SELECT " + q(d, COLUMNS) + " FROM "
                 + d.qualified(tables, tableName(tables)) + " WHERE " + d.quote("message_id") + " = ?"
@@ -318,7 +441,8 @@ final class JdbcDeadLetters {
         } catch (SQLException e) {
             if (JdbcOutboxStore.isMissingSchemaObject(e)) {
                 throw new OutboxMisconfigurationException(what + " failed: the dead-letter table "
-                        + tableName(tables) + (tables.schema() == null ? "" : " in schema " + tables.schema())
+                        + tableName(tables) + " or the failing heads' table " + failingTableName(tables)
+                        + (tables.schema() == null ? "" : " in schema " + tables.schema())
                         + " (capability C4) or a column of it does not exist: " + e.getMessage().strip()
                         + ". Create it with JdbcOutboxStore.createSchema() or the DDL of JdbcDialect."
                         + d.name() + ".schemaScript(tables)", e);

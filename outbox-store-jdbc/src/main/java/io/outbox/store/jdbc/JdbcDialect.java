@@ -241,10 +241,11 @@ public enum JdbcDialect {
      */
     public List<String> dropStatements(JdbcOutboxTables tables) {
         Objects.requireNonNull(tables, "tables must not be null");
-        return List.of("DROP TABLE IF EXISTS " + qualified(tables, tables.messages()),
+        List<String> all = new java.util.ArrayList<>(List.of("DROP TABLE IF EXISTS " + qualified(tables, tables.messages()),
                 "DROP TABLE IF EXISTS " + qualified(tables, tables.leases()),
-                "DROP TABLE IF EXISTS " + qualified(tables, tables.relays()),
-                JdbcDeadLetters.dropStatement(this, tables));
+                "DROP TABLE IF EXISTS " + qualified(tables, tables.relays())));
+        all.addAll(JdbcDeadLetters.dropStatements(this, tables));
+        return List.copyOf(all);
     }
 
     /**
@@ -270,7 +271,9 @@ public enum JdbcDialect {
                 .append("--   expires_at the lease expiry in epoch milliseconds from the relays' clocks.\n")
                 .append("-- ").append(tables.relays()).append(": one row per relay; last_seen is its last heartbeat, epoch milliseconds.\n")
                 .append("-- ").append(JdbcDeadLetters.tableName(tables)).append(": dead letters (capability C4), one row per message id: the\n")
-                .append("--   message's columns as they were pending, why the relay gave up on it, and when (epoch milliseconds).\n");
+                .append("--   message's columns as they were pending, why the relay gave up on it, and when (epoch milliseconds).\n")
+                .append("-- ").append(JdbcDeadLetters.failingTableName(tables)).append(": failing heads (capability C4), one row per bucket: the\n")
+                .append("--   message stalling it and its counted failures; a row counts only while that message is the bucket's head.\n");
         for (String statement : createStatements(tables)) {
             sb.append('\n').append(statement).append(";\n");
         }

@@ -650,6 +650,29 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         return deadLetters.move(bucket, messageId, failure);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction on the failing heads' table {@code <messages>_failing} (one row per
+     * bucket): the bucket's row is deleted and the new one inserted, after checking that the
+     * message is pending.
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.recordHeadFailure(bucket, messageId, failure);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One query: the buckets' rows of {@code <messages>_failing} whose message id is the
+     * bucket's head's (the lowest id of the bucket, through the (bucket, id) key).
+     */
+    @Override
+    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
+        return deadLetters.headFailures(buckets);
+    }
+
     @Override
     public List<DeadLetter> deadLetters(UUID after, int limit) {
         return deadLetters.list(after, limit);

@@ -12,6 +12,8 @@
 -- outbox_relays: one row per relay; last_seen is its last heartbeat, epoch milliseconds.
 -- outbox_messages_dead: dead letters (capability C4), one row per message id: the
 --   message's columns as they were pending, why the relay gave up on it, and when (epoch milliseconds).
+-- outbox_messages_failing: failing heads (capability C4), one row per bucket: the
+--   message stalling it and its counted failures; a row counts only while that message is the bucket's head.
 
 CREATE TABLE IF NOT EXISTS `outbox_messages` (
     `id` BIGINT NOT NULL AUTO_INCREMENT,
@@ -58,4 +60,16 @@ CREATE TABLE IF NOT EXISTS `outbox_messages_dead` (
     `relay_id` VARBINARY(512) NOT NULL,
     `dead_lettered_at` BIGINT NOT NULL,
     PRIMARY KEY (`message_id`)
+) ENGINE=InnoDB;
+
+CREATE TABLE IF NOT EXISTS `outbox_messages_failing` (
+    `bucket` INTEGER NOT NULL,
+    `message_id` CHAR(36) CHARACTER SET ascii NOT NULL,
+    `reason` VARCHAR(1000) CHARACTER SET utf8mb4 NOT NULL,
+    `cause_class` VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL,
+    `attempts` INTEGER NOT NULL,
+    `first_failure_at` BIGINT NOT NULL,
+    `last_failure_at` BIGINT NOT NULL,
+    `relay_id` VARBINARY(512) NOT NULL,
+    PRIMARY KEY (`bucket`)
 ) ENGINE=InnoDB;

@@ -8,12 +8,15 @@ import static com.mongodb.client.model.Filters.gt;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 import io.outbox.spi.DeadLetter;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
+import io.outbox.spi.HeadFailure;
+import io.outbox.spi.support.StoreArguments;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,11 +46,22 @@ import org.bson.conversions.Bson;
  * dead: { reason: string, causeClass: string, attempts: int32, firstFailureAt: date,
  *         lastFailureAt: date, relayId: string, deadLetteredAt: date }
  * </pre>
+ *
+ * <p>A failing head's record ({@link DeadLetters#recordHeadFailure}) is a {@value #FAILING}
+ * subdocument of the same shape (without {@code deadLetteredAt}) on the pending message's own
+ * document, set by one update conditional on the document being pending; it goes with the
+ * document when the message is published, and the move removes it in its update. Reading the
+ * records of a bucket reads its head (one indexed query, {@code limit 1}). Since the message id is
+ * the document id, a second pending message with a dead letter's id is refused at enqueue: a
+ * move never meets an existing dead letter.
  */
 final class MongoDeadLetters {
 
     /** The marker field of a dead letter. */
     static final String DEAD = "dead";
+
+    /** The field of a pending document holding its failing head's record. */
+    static final String FAILING = "failing";
 
     /** Matches pending (not dead-lettered) message documents. */
     static final Bson PENDING = exists(DEAD, false);
@@ -74,15 +88,56 @@ final class MongoDeadLetters {
         }
         Objects.requireNonNull(messageId, "messageId must not be null");
         Objects.requireNonNull(failure, "failure must not be null");
-        BsonDocument dead = new BsonDocument("reason", new BsonString(failure.reason()))
+        BsonDocument dead = failureDocument(failure).append("deadLetteredAt", new BsonDateTime(clock.millis()));
+        return messages.updateOne(and(eq(MessageDocuments.ID, new BsonBinary(messageId)),
+                eq(MessageDocuments.BUCKET, bucket), PENDING), Updates.combine(Updates.set(DEAD, dead),
+                Updates.unset(FAILING))).getModifiedCount() == 1;
+    }
+
+    private static BsonDocument failureDocument(DeadLetterFailure failure) {
+        return new BsonDocument("reason", new BsonString(failure.reason()))
                 .append("causeClass", new BsonString(failure.causeClass()))
                 .append("attempts", new BsonInt32(failure.attempts()))
                 .append("firstFailureAt", new BsonDateTime(failure.firstFailureAt().toEpochMilli()))
                 .append("lastFailureAt", new BsonDateTime(failure.lastFailureAt().toEpochMilli()))
-                .append("relayId", new BsonString(failure.relayId()))
-                .append("deadLetteredAt", new BsonDateTime(clock.millis()));
+                .append("relayId", new BsonString(failure.relayId()));
+    }
+
+    private static DeadLetterFailure failure(BsonDocument f) {
+        return new DeadLetterFailure(f.getString("reason").getValue(), f.getString("causeClass").getValue(),
+                f.getInt32("attempts").getValue(), Instant.ofEpochMilli(f.getDateTime("firstFailureAt").getValue()),
+                Instant.ofEpochMilli(f.getDateTime("lastFailureAt").getValue()), f.getString("relayId").getValue());
+    }
+
+    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        if (bucket < 0) {
+            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
+        }
+        Objects.requireNonNull(messageId, "messageId must not be null");
+        Objects.requireNonNull(failure, "failure must not be null");
         return messages.updateOne(and(eq(MessageDocuments.ID, new BsonBinary(messageId)),
-                eq(MessageDocuments.BUCKET, bucket), PENDING), Updates.set(DEAD, dead)).getModifiedCount() == 1;
+                eq(MessageDocuments.BUCKET, bucket), PENDING), Updates.set(FAILING, failureDocument(failure)))
+                .getMatchedCount() == 1;
+    }
+
+    List<HeadFailure> headFailures(List<Integer> buckets) {
+        List<HeadFailure> found = new ArrayList<>();
+        for (int bucket : StoreArguments.requireBuckets(buckets)) {
+            BsonDocument head = messages.find(and(eq(MessageDocuments.BUCKET, bucket), PENDING))
+                    .sort(Sorts.ascending(MessageDocuments.SEQ)).limit(1)
+                    .projection(Projections.include(MessageDocuments.ID, FAILING)).first();
+            if (head == null || !head.isDocument(FAILING)) {
+                continue;
+            }
+            try {
+                found.add(new HeadFailure(bucket, head.getBinary(MessageDocuments.ID).asUuid(),
+                        failure(head.getDocument(FAILING))));
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("corrupt failing head record of document _id="
+                        + head.get(MessageDocuments.ID) + " in collection " + collection + ": " + e.getMessage(), e);
+            }
+        }
+        return List.copyOf(found);
     }
 
     List<DeadLetter> list(UUID after, int limit) {
@@ -136,11 +191,7 @@ final class MongoDeadLetters {
     private DeadLetter read(BsonDocument d) {
         try {
             BsonDocument dead = d.getDocument(DEAD);
-            DeadLetterFailure failure = new DeadLetterFailure(dead.getString("reason").getValue(),
-                    dead.getString("causeClass").getValue(), dead.getInt32("attempts").getValue(),
-                    Instant.ofEpochMilli(dead.getDateTime("firstFailureAt").getValue()),
-                    Instant.ofEpochMilli(dead.getDateTime("lastFailureAt").getValue()),
-                    dead.getString("relayId").getValue());
+            DeadLetterFailure failure = failure(dead);
             BsonValue partition = d.get(MessageDocuments.PARTITION);
             return new DeadLetter(d.getBinary(MessageDocuments.ID).asUuid(), d.getInt32(MessageDocuments.BUCKET)
                     .getValue(), d.getString(MessageDocuments.TOPIC).getValue(), bytes(d, MessageDocuments.KEY),

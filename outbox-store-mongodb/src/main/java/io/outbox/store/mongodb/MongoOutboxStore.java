@@ -616,6 +616,26 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
         return deadLetters.move(bucket, messageId, failure);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One single-document update of the pending message's document ({@link MongoDeadLetters}).
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return deadLetters.recordHeadFailure(bucket, messageId, failure);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One indexed query per bucket for its head ({@code limit 1}).
+     */
+    @Override
+    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
+        return deadLetters.headFailures(buckets);
+    }
+
     @Override
     public List<DeadLetter> deadLetters(UUID after, int limit) {
         return deadLetters.list(after, limit);
