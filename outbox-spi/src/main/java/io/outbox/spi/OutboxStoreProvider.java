@@ -2,6 +2,7 @@ package io.outbox.spi;
 
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
 
 /**
@@ -61,5 +62,18 @@ public interface OutboxStoreProvider {
      */
     default ConfigDef configDef() {
         return new ConfigDef();
+    }
+
+    /**
+     * The boolean settings that make {@link #create(Map)} change the database's schema (create
+     * tables, indexes), for example {@code create.schema}. Commands that only read or repair data
+     * (the standalone relay's {@code pending} and {@code dead-letters}) open the store with each of
+     * them set to {@code false}, so a mistyped prefix is reported as absent tables instead of
+     * creating an empty outbox beside the real one.
+     *
+     * @return the setting names, without any prefix; empty (the default) when none does
+     */
+    default Set<String> schemaChangingSettings() {
+        return Set.of();
     }
 }

@@ -65,7 +65,10 @@ abstract class OperatorCommand implements Callable<Integer> {
         }
         OutboxStore store;
         try {
-            store = configuration.provider().create(configuration.storeSettings());
+            // Never changes the schema: a mistyped prefix shows as absent tables, not a new empty outbox.
+            Map<String, String> settings = new java.util.HashMap<>(configuration.storeSettings());
+            configuration.provider().schemaChangingSettings().forEach(key -> settings.put(key, "false"));
+            store = configuration.provider().create(settings);
         } catch (OutboxMisconfigurationException e) {
             return fail(StandaloneRelay.EXIT_MISCONFIGURATION, "invalid store configuration: "
                     + configuration.storeKeysAsWritten(e.getMessage()));

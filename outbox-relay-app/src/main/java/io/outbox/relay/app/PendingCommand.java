@@ -93,7 +93,7 @@ final class PendingCommand extends OperatorCommand {
             return EXIT_OK;
         }
         if (rows.isEmpty()) {
-            out().println("no pending messages in buckets [0, " + bucketCount + ")");
+            out().println("no pending messages in buckets [0, " + bucketCount + ") of relay.bucket.count");
             return EXIT_OK;
         }
         out().printf("%6s %8s %-36s %10s %8s %s%n", "BUCKET", "COUNT", "HEAD MESSAGE ID", "OLDEST AGE", "ATTEMPTS",
@@ -106,6 +106,8 @@ final class PendingCommand extends OperatorCommand {
                     plain(row.get("headMessageId")), row.get("oldestAgeSeconds").equals("null") ? "-"
                             : row.get("oldestAgeSeconds") + " s", plain(row.get("attempts")), error);
         }
+        out().println("counted: buckets [0, " + bucketCount + ") of relay.bucket.count; a relay refuses to start on "
+                + "messages in a bucket outside them (S8, exit 3), and they are not counted here");
         if (!(store instanceof DeadLetters)) {
             out().println("this store keeps no record of failures (it lacks DeadLetters, capability C4): the attempts of "
                     + "a stalled bucket are counted only by the relay that owns it; see its WARN lines and the "

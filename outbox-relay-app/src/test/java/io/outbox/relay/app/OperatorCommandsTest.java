@@ -183,6 +183,33 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void operatorCommandsNeverCreateTablesAMistypedPrefixIsReportedAsAbsentTables() throws Exception {
+        String typo = prefix + "typo_";
+        Path mistyped = Files.writeString(dir.resolve("mistyped.properties"), String.join("\n",
+                "store=jdbc", "store.url=" + url(), "store.user=" + user(), "store.table.prefix=" + typo,
+                "store.create.schema=true", "kafka.bootstrap.servers=nowhere.invalid:9092",
+                "relay.bucket.count=" + BUCKETS, ""), StandardCharsets.UTF_8);
+        for (String[] command : List.of(new String[] {"pending"}, new String[] {"dead-letters", "list"})) {
+            List<String> args = new ArrayList<>(List.of(command));
+            args.addAll(List.of("-c", mistyped.toString()));
+            Result result = run(args.toArray(String[]::new));
+            assertThat(result.code()).as("%s: %s", args, result.out()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+            assertThat(result.err()).contains(typo + "messages");
+        }
+        try (Connection c = store.dataSource().getConnection();
+             var tables = c.getMetaData().getTables(null, null, typo + "%", null)) {
+            assertThat(tables.next()).as("a table with the mistyped prefix was created").isFalse();
+        }
+    }
+
+    @Test
+    void pendingSaysWhichBucketsItCounted() {
+        Result pending = run("pending", "-c", config.toString());
+        assertThat(pending.code()).as(pending.err()).isZero();
+        assertThat(pending.out()).contains("buckets [0, " + BUCKETS + ") of relay.bucket.count");
+    }
+
+    @Test
     void r12_pendingShowsCountHeadAndAgePerBucketAndAnUndecodableHead() throws Exception {
         OutboxMessage bad = messages.get(1);
         try (Connection c = store.dataSource().getConnection();

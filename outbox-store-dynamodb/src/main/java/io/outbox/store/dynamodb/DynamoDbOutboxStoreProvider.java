@@ -114,6 +114,12 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         return NAME;
     }
 
+    /** {@inheritDoc} */
+    @Override
+    public java.util.Set<String> schemaChangingSettings() {
+        return java.util.Set.of(CREATE_TABLES);
+    }
+
     @Override
     public ConfigDef configDef() {
         return CONFIG;

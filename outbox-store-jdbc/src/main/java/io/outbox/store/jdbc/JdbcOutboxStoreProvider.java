@@ -129,6 +129,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         return NAME;
     }
 
+    /** {@inheritDoc} */
+    @Override
+    public java.util.Set<String> schemaChangingSettings() {
+        return java.util.Set.of(CREATE_SCHEMA);
+    }
+
     @Override
     public ConfigDef configDef() {
         return CONFIG;

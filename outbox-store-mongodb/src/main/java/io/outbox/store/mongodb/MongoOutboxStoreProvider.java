@@ -85,6 +85,12 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
         return NAME;
     }
 
+    /** {@inheritDoc} */
+    @Override
+    public java.util.Set<String> schemaChangingSettings() {
+        return java.util.Set.of(CREATE_INDEXES);
+    }
+
     @Override
     public ConfigDef configDef() {
         return CONFIG;
