@@ -143,7 +143,12 @@ public final class LeaseAcquisition {
         });
     }
 
-    /** What one relay id has observed; guarded by its own monitor. */
+    /**
+     * What one relay id has observed; guarded by its own monitor. Buckets are kept in arrays
+     * indexed by bucket and updated in place, so an observation costs one pass over the snapshot
+     * and no per-bucket allocation: at 65,536 buckets a map of boxed entries, rebuilt and copied on
+     * every call, was most of an acquisition's CPU time.
+     */
     private static final class Observer {
 
         private long lastNow;
@@ -154,7 +159,12 @@ public final class LeaseAcquisition {
         private boolean wroteHeartbeat;
         private volatile long lastCallMillis;
         private Map<String, Seen> peers = new HashMap<>();
-        private Map<Integer, Seen> buckets = new HashMap<>();
+        /** Buckets of the last snapshot (and of this relay's writes since). */
+        private BitSet known = new BitSet();
+        /** Per bucket: the owner, expiry and elapsed time at first sight of the value last seen. */
+        private String[] owners = new String[0];
+        private long[] values = new long[0];
+        private long[] firstSeen = new long[0];
 
         long nextHeartbeat(long now) {
             long value = wroteHeartbeat ? Math.max(lastHeartbeat + 1, now) : now;
@@ -171,14 +181,31 @@ public final class LeaseAcquisition {
         void noteWrites(LeaseWrites writes) {
             String me = writes.relayId();
             for (Keep keep : writes.keep()) {
-                buckets.put(keep.bucket(), new Seen(me, keep.expiresAtMillis(), elapsed));
+                see(keep.bucket(), me, keep.expiresAtMillis());
             }
             for (BucketLease released : writes.release()) {
-                buckets.put(released.bucket(), new Seen(null, released.expiresAtMillis(), elapsed));
+                see(released.bucket(), null, released.expiresAtMillis());
             }
             for (BucketLease claimed : writes.claim()) {
-                buckets.put(claimed.bucket(), new Seen(me, writes.claimExpiresAtMillis(), elapsed));
+                see(claimed.bucket(), me, writes.claimExpiresAtMillis());
             }
+        }
+
+        private void see(int bucket, String owner, long value) {
+            if (bucket >= owners.length) {
+                resize(bucket + 1);
+            }
+            owners[bucket] = owner;
+            values[bucket] = value;
+            firstSeen[bucket] = elapsed;
+            known.set(bucket);
+        }
+
+        private void resize(int bucketCount) {
+            owners = java.util.Arrays.copyOf(owners, bucketCount);
+            values = java.util.Arrays.copyOf(values, bucketCount);
+            firstSeen = java.util.Arrays.copyOf(firstSeen, bucketCount);
+            known.clear(bucketCount, Math.max(bucketCount, known.length()));
         }
 
         boolean idleLongerThan(long now, long idle) {
@@ -201,41 +228,50 @@ public final class LeaseAcquisition {
                             ? before : new Seen(null, lastSeen, at));
                 }
             });
-            Map<Integer, Seen> nextBuckets = new HashMap<>();
+            peers = nextPeers;
+            if (owners.length != bucketCount) {
+                resize(bucketCount);
+            }
+            // One pass: keep the first sight of an unchanged value, note a changed one as seen now,
+            // and judge each held lease for this snapshot (the view the plan gets is fixed here).
+            BitSet inSnapshot = new BitSet(bucketCount);
+            BitSet expired = new BitSet(bucketCount);
             for (BucketLease lease : snapshot.leases()) {
                 if (lease == null || lease.bucket() >= bucketCount) {
                     continue;
                 }
-                Seen before = buckets.get(lease.bucket());
-                nextBuckets.put(lease.bucket(), before != null && before.value == lease.expiresAtMillis()
-                        && Objects.equals(before.owner, lease.owner()) ? before
-                        : new Seen(lease.owner(), lease.expiresAtMillis(), at));
+                int b = lease.bucket();
+                if (!known.get(b) || values[b] != lease.expiresAtMillis() || !Objects.equals(owners[b], lease.owner())) {
+                    owners[b] = lease.owner();
+                    values[b] = lease.expiresAtMillis();
+                    firstSeen[b] = at;
+                }
+                inSnapshot.set(b);
+                if (at - firstSeen[b] >= duration) {
+                    expired.set(b);
+                }
             }
-            peers = nextPeers;
-            buckets = nextBuckets;
+            known = inSnapshot; // a bucket without a row has no history
             Map<String, Seen> peerView = Map.copyOf(nextPeers);
-            Map<Integer, Seen> bucketView = Map.copyOf(nextBuckets);
             return new LeasePlan.Liveness() {
                 @Override
                 public boolean heartbeatExpired(String relayId, long lastSeen) {
-                    return unchangedFor(peerView.get(relayId), null, lastSeen, duration);
+                    return unchangedFor(peerView.get(relayId), lastSeen, duration);
                 }
 
                 @Override
                 public boolean heartbeatStale(String relayId, long lastSeen) {
-                    return unchangedFor(peerView.get(relayId), null, lastSeen,
-                            LeasePlan.STALE_HEARTBEAT_LEASES * duration);
+                    return unchangedFor(peerView.get(relayId), lastSeen, LeasePlan.STALE_HEARTBEAT_LEASES * duration);
                 }
 
+                /** Answers for the leases of this snapshot, as {@link LeasePlan.Liveness} allows. */
                 @Override
                 public boolean leaseExpired(BucketLease lease) {
-                    return unchangedFor(bucketView.get(lease.bucket()), lease.owner(), lease.expiresAtMillis(),
-                            duration);
+                    return expired.get(lease.bucket());
                 }
 
-                private boolean unchangedFor(Seen seen, String owner, long value, long span) {
-                    return seen != null && seen.value == value && Objects.equals(seen.owner, owner)
-                            && at - seen.firstSeen >= span;
+                private boolean unchangedFor(Seen seen, long value, long span) {
+                    return seen != null && seen.value == value && at - seen.firstSeen >= span;
                 }
             };
         }

@@ -189,16 +189,26 @@ public final class LeasePlan {
         // Claims: the same assignment on every relay that sees this snapshot. One pass over the
         // leases counts every relay's unexpired ones (linear in bucketCount, not buckets x relays).
         List<String> relays = fairShare.relays();
-        Map<String, Integer> ownedBy = new HashMap<>();
+        // Neighbouring buckets mostly share an owner (preferred ranges), so the last owner's counter
+        // is reused without a hash lookup; no boxing either.
+        Map<String, int[]> ownedBy = new HashMap<>();
+        String lastOwner = null;
+        int[] lastCount = null;
         for (BucketLease lease : byBucket) {
-            if (lease.owner() != null && !liveness.leaseExpired(lease)) {
-                ownedBy.merge(lease.owner(), 1, Integer::sum);
+            String owner = lease.owner();
+            if (owner != null && !liveness.leaseExpired(lease)) {
+                if (!owner.equals(lastOwner)) {
+                    lastOwner = owner;
+                    lastCount = ownedBy.computeIfAbsent(owner, o -> new int[1]);
+                }
+                lastCount[0]++;
             }
         }
         int[] deficit = new int[relays.size()];
         int[] preferredRank = new int[n];
         for (int rank = 0; rank < relays.size(); rank++) {
-            int owned = ownedBy.getOrDefault(relays.get(rank), 0);
+            int[] counted = ownedBy.get(relays.get(rank));
+            int owned = counted == null ? 0 : counted[0];
             deficit[rank] = fairShare.shareOfRank(rank) - Math.min(owned, fairShare.shareOfRank(rank));
             BucketRange range = fairShare.rangeOfRank(rank);
             for (int b = range.start(); b < range.end(); b++) {
