@@ -15,7 +15,8 @@ import picocli.CommandLine.Spec;
 /**
  * The command line of the demo, the load generator and the benchmark ({@code ./demo} at the
  * repository root runs it). Subcommands: {@code run} (the default: place orders, relay them,
- * check every delivery), {@code bench} (relay throughput against a plain producer) and
+ * check every delivery), {@code bench} (relay throughput against a plain producer), {@code fleet-sim} (a simulated fleet of
+ * relays on the in-memory store, {@link FleetSimCommand}) and
  * {@code broker} (a local Kafka broker until Ctrl-C, {@link EmbeddedKafkaCommand}); {@code --help}
  * on each.
  *
@@ -78,6 +79,7 @@ public final class OutboxExamples implements Runnable {
     private final RunCommand run = new RunCommand();
     private final BenchCommand bench = new BenchCommand();
     private final NotifyBenchCommand notifyBench = new NotifyBenchCommand();
+    private final FleetSimCommand fleetSim = new FleetSimCommand();
 
     /** Creates the command line with fresh subcommands. */
     public OutboxExamples() {
@@ -108,6 +110,7 @@ public final class OutboxExamples implements Runnable {
                 .addSubcommand(run)
                 .addSubcommand(bench)
                 .addSubcommand(notifyBench)
+                .addSubcommand(fleetSim)
                 .addSubcommand(new EmbeddedKafkaCommand())
                 .setOut(out)
                 .setErr(err)

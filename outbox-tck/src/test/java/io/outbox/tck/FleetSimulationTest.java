@@ -3,6 +3,7 @@ package io.outbox.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.spi.support.FairShare;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -30,7 +31,9 @@ class FleetSimulationTest {
 
     @BeforeAll
     void coldStart() {
-        fleet = FleetSimulation.builder().bucketCount(BUCKETS).seed(20).build();
+        // Clock offsets up to 45 s, more than the 30 s lease: S13 makes them irrelevant.
+        fleet = FleetSimulation.builder().bucketCount(BUCKETS).maxClockOffset(Duration.ofSeconds(45))
+                .storeLatency(Duration.ofMillis(20)).seed(20).build();
     }
 
     @Test
@@ -45,7 +48,7 @@ class FleetSimulationTest {
     @Test
     @Order(2)
     void s7_stableFleetMovesNoBucket() {
-        assertThat(fleet.runRounds(5)).as("buckets moved in 5 rounds of a stable fleet").isZero();
+        assertThat(fleet.runRounds(3)).as("buckets moved in 3 rounds of a stable fleet").isZero();
         assertFairShares();
     }
 
@@ -56,7 +59,7 @@ class FleetSimulationTest {
             FleetSimulation.Episode join = fleet.join(joiner, 10);
             System.out.println(join);
             assertConvergedWithin(join, 3);
-            assertThat(fleet.runRounds(2)).as("moves after %s", join).isZero();
+            assertThat(fleet.runRounds(1)).as("moves after %s", join).isZero();
         }
     }
 
@@ -67,7 +70,7 @@ class FleetSimulationTest {
             FleetSimulation.Episode leave = fleet.leave(leaver, 10);
             System.out.println(leave);
             assertConvergedWithin(leave, 3);
-            assertThat(fleet.runRounds(2)).as("moves after %s", leave).isZero();
+            assertThat(fleet.runRounds(1)).as("moves after %s", leave).isZero();
         }
     }
 
@@ -77,7 +80,32 @@ class FleetSimulationTest {
         FleetSimulation.Episode crash = fleet.crash("relay-033", 20);
         System.out.println(crash);
         assertConvergedWithin(crash, LEASE_ROUNDS + 3);
-        assertThat(fleet.runRounds(2)).as("moves after %s", crash).isZero();
+        assertThat(fleet.runRounds(1)).as("moves after %s", crash).isZero();
+    }
+
+    /**
+     * The simulation bites: a store that plans each relay's calls under two ids in turn (as if the
+     * relay id were not stable) never converges and moves buckets in a fleet of stable membership.
+     */
+    @Test
+    @Order(6)
+    void theSimulationCatchesAStoreThatNeverSettles() {
+        FleetSimulation faulty = FleetSimulation.builder().bucketCount(256).seed(3)
+                .store(clock -> new InMemoryOutboxStore(InMemoryOutboxStore.builder().clock(clock)) {
+                    private final java.util.Map<String, Integer> calls = new java.util.HashMap<>();
+
+                    @Override
+                    public List<Integer> acquireBucketLeases(io.outbox.spi.LeaseRequest request) {
+                        int call = calls.merge(request.relayId(), 1, Integer::sum);
+                        return super.acquireBucketLeases(new io.outbox.spi.LeaseRequest(
+                                request.relayId() + "#" + call % 2, request.bucketCount(), request.leaseDuration(),
+                                request.heldBuckets()));
+                    }
+                }).build();
+        FleetSimulation.Episode start = faulty.coldStart(FleetSimulation.relayIds(10), 6);
+        assertThat(start.converged()).as("%s", start).isFalse();
+        assertThat(faulty.runRounds(3)).as("moves of the faulty fleet").isPositive();
+        assertThat(faulty.converged()).isFalse();
     }
 
     private void assertConvergedWithin(FleetSimulation.Episode episode, int rounds) {

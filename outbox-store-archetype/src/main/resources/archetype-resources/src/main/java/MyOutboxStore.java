@@ -22,6 +22,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -278,13 +279,13 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
     }
 
     private List<Integer> ownedBy(String relayId, long now, int bucketCount) {
-        TreeSet<Integer> owned = new TreeSet<>();
+        BitSet owned = new BitSet(bucketCount);
         leases.values().forEach(lease -> {
             if (lease.bucket() < bucketCount && lease.isHeldBy(relayId, now)) {
-                owned.add(lease.bucket());
+                owned.set(lease.bucket());
             }
         });
-        return List.copyOf(owned);
+        return owned.stream().boxed().toList();
     }
 
     @Override
