@@ -15,10 +15,11 @@ import picocli.CommandLine;
 class CommandLineTest {
 
     /** What a run printed and returned. */
-    private record Outcome(int status, String out, String err) {
+    record Outcome(int status, String out, String err) {
     }
 
-    private static Outcome run(String... args) {
+    /** Runs the command line as {@code ./demo} does, capturing its output. */
+    static Outcome run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), args);
@@ -78,6 +79,12 @@ class CommandLineTest {
         "--notify postgres                             | --notify postgres needs the store on PostgreSQL (--jdbc-url jdbc:postgresql://...)",
         "--notify postgres --jdbc-url jdbc:mariadb://db/x | --notify postgres needs the store on PostgreSQL",
         "--redis-uri redis://cache:6379                | --redis-uri is for --notify redis, but --notify is local",
+        "fleet-sim --relays 0                          | --relays must be at least 1 but was 0",
+        "fleet-sim --buckets 65537                     | --buckets must be 1-65536 but was 65537",
+        "fleet-sim --lease-duration 10s --renew-interval 10s | --renew-interval must be shorter than --lease-duration but was 10s >= 10s",
+        "fleet-sim --store-latency-ms -1               | --store-latency-ms and --max-clock-offset-ms must not be negative",
+        "fleet-sim --rounds 0                          | --rounds must be at least 1 but was 0",
+        "fleet-sim --scaling 0                         | --scaling takes bucket counts 1-65536 or 'none' but got '0'",
     })
     void aBadOptionExitsWithStatus2NamingIt(String args, String message) {
         Outcome outcome = run(split(args));
