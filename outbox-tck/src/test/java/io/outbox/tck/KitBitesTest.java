@@ -31,7 +31,7 @@ class KitBitesTest {
     @ParameterizedTest(name = "{0} is caught by {1}")
     @CsvSource({
         "IGNORES_LEASE_EXPIRY,             required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration",
-        "GRANTS_WITHOUT_CONDITIONAL_CHECK, stochastic_S5_noBucketIsEverHeldByTwoRelaysUnderContention",
+        "GRANTS_WITHOUT_CONDITIONAL_CHECK, stochastic_S5_noBucketIsEverHeldByTwoRelaysUnderContention|stochastic_S5_simultaneousClaimsAfterMassExpiryNeverGrantABucketTwice",
         "RETURNS_BATCH_OUT_OF_ORDER,       required_S1_nextBatchReturnsAtMostMaxCountOldestFirst",
         "DELETES_BEYOND_THE_PREFIX,        required_S2_markPublishedDeletesExactlyThePrefix",
         "DROPS_ROWS_IN_UNKNOWN_BUCKETS,    required_S8_rowsOutsideTheBucketRangeAreFatal",
@@ -48,10 +48,26 @@ class KitBitesTest {
         "JUDGES_EXPIRY_BY_CLOCK,           required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation",
         "IGNORES_LEASE_EXPIRY,             required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation"
     })
-    void brokenStoreFailsTheKit(Fault fault, String expectedFailure) {
-        FaultyKit.fault = fault;
+    void brokenStoreFailsTheKit(Fault fault, String expectedFailures) {
+        // "a|b": either rule may catch the fault. Race detectors (stochastic_) catch a store without
+        // conditional writes often, not always, so the kit runs up to three times for them.
+        java.util.List<String> expected = java.util.List.of(expectedFailures.split("\\|"));
+        int runs = expected.stream().anyMatch(name -> name.startsWith("stochastic_")) ? 3 : 1;
         Set<String> failed = new TreeSet<>();
         java.util.Map<String, String> messages = new java.util.concurrent.ConcurrentHashMap<>();
+        for (int run = 0; run < runs && expected.stream().noneMatch(failed::contains); run++) {
+            runKit(fault, failed, messages);
+        }
+        String expectedFailure = expected.stream().filter(failed::contains).findFirst().orElse(expected.get(0));
+        assertThat(failed).as("kit failures for a store that %s", fault).contains(expectedFailure);
+        TckRule rule = TckRule.forTest(expectedFailure).orElseThrow();
+        assertThat(messages.get(expectedFailure)).as("the failure message of %s", expectedFailure)
+                .startsWith(rule.ruleId() + " (" + expectedFailure + "): ")
+                .endsWith("If this fails, check: " + rule.ifThisFailsCheck());
+    }
+
+    private static void runKit(Fault fault, Set<String> failed, java.util.Map<String, String> messages) {
+        FaultyKit.fault = fault;
         TestExecutionListener failures = new TestExecutionListener() {
             @Override
             public void executionFinished(TestIdentifier test, TestExecutionResult result) {
@@ -70,11 +86,6 @@ class KitBitesTest {
         System.out.printf("%s: %d of %d kit tests failed: %s%n", fault, summary.getSummary().getTotalFailureCount(),
                 summary.getSummary().getTestsStartedCount(), failed);
         assertThat(summary.getSummary().getTestsStartedCount()).as("the kit ran").isGreaterThan(20);
-        assertThat(failed).as("kit failures for a store that %s", fault).contains(expectedFailure);
-        TckRule rule = TckRule.forTest(expectedFailure).orElseThrow();
-        assertThat(messages.get(expectedFailure)).as("the failure message of %s", expectedFailure)
-                .startsWith(rule.ruleId() + " (" + expectedFailure + "): ")
-                .endsWith("If this fails, check: " + rule.ifThisFailsCheck());
     }
 
     /** The kit over a faulty store; run only through the launcher above. */
