@@ -5,6 +5,8 @@ import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.ReadAheads;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -15,9 +17,11 @@ import java.util.function.Supplier;
  * time goes. It passes every call through unchanged and closes its delegate.
  *
  * <p>It offers lease renewal and release (C1, C3), which the relay uses when present, so it must
- * wrap a store that has both, as every store of this project does.
+ * wrap a store that has both, as every store of this project does. It reads ahead (C5) with the
+ * delegate's own read ahead, or, for a delegate without one, with {@link ReadAheads#byFiltering};
+ * that time counts as fetch time.
  */
-final class TimedStore implements OutboxStore, LeaseRenewal, LeaseRelease, AutoCloseable {
+final class TimedStore implements OutboxStore, LeaseRenewal, LeaseRelease, ReadAhead, AutoCloseable {
 
     private final OutboxStore store;
     private final AtomicLong fetchNanos = new AtomicLong();
@@ -71,6 +75,13 @@ final class TimedStore implements OutboxStore, LeaseRenewal, LeaseRelease, AutoC
     @Override
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
         return timed(fetchNanos, () -> store.nextBatch(bucket, maxCount));
+    }
+
+    @Override
+    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        return timed(fetchNanos, () -> store instanceof ReadAhead ahead
+                ? ahead.nextBatchExcluding(bucket, inFlight, maxCount)
+                : ReadAheads.byFiltering(store, bucket, inFlight, maxCount));
     }
 
     @Override

@@ -31,6 +31,12 @@ final class LeaseTable {
     /** When an early acquisition is due (R11), epoch ms; {@code Long.MAX_VALUE} for none. */
     private long soonAt = Long.MAX_VALUE;
     private long generation;
+    /**
+     * Bumped whenever a held bucket may have had another owner since: it left the held set, or the
+     * leases aged out before an acquisition confirmed them again. A batch read ahead is used only
+     * while this is unchanged since it was read.
+     */
+    private long breaks;
 
     /**
      * @param leaseMillis the lease duration
@@ -45,6 +51,11 @@ final class LeaseTable {
 
     /** Records an acquisition that started at {@code startedAt} and returned {@code owned}. */
     synchronized void acquired(BitSet owned, long startedAt) {
+        BitSet given = (BitSet) held.clone();
+        given.andNot(owned);
+        if (!given.isEmpty() || startedAt - confirmedAt >= leaseMillis) {
+            breaks++;
+        }
         held.clear();
         held.or(owned);
         confirmedAt = startedAt;
@@ -67,8 +78,12 @@ final class LeaseTable {
         }
         BitSet lost = (BitSet) requested.buckets().clone();
         lost.andNot(stillHeld);
+        BitSet before = (BitSet) held.clone();
         held.and(requested.buckets());
         held.andNot(lost);
+        if (!held.equals(before)) {
+            breaks++;
+        }
         confirmedAt = startedAt;
         generation++;
         return lost;
@@ -81,14 +96,25 @@ final class LeaseTable {
      */
     synchronized void drop(int bucket) {
         held.clear(bucket);
+        breaks++;
         generation++;
     }
 
     /** Forgets every lease (R3) and makes the next acquisition due at once. */
     synchronized void clear() {
         held.clear();
+        breaks++;
         forced = true;
         generation++;
+    }
+
+    /**
+     * A count that changes whenever the lease of some held bucket may have been broken (given up,
+     * lost, dropped, aged out); while it stays the same, every bucket held at both readings was
+     * held without a break in between (R1, for batches read ahead).
+     */
+    synchronized long breaks() {
+        return breaks;
     }
 
     /** Makes the next acquisition due at once. */

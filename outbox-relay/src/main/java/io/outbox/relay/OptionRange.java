@@ -13,7 +13,7 @@ import org.apache.kafka.common.config.ConfigException;
  */
 final class OptionRange implements ConfigDef.Validator {
 
-    private enum Kind { RELAY_ID, COUNT, MILLIS, CHOICE }
+    private enum Kind { RELAY_ID, COUNT, MILLIS, CHOICE, BOOL }
 
     private static final long DAY_MS = Duration.ofDays(1).toMillis();
 
@@ -40,6 +40,11 @@ final class OptionRange implements ConfigDef.Validator {
         this.unit = "";
         this.nullable = false;
         this.choices = choices;
+    }
+
+    /** A boolean option: any non-null value. */
+    static OptionRange bool() {
+        return new OptionRange(Kind.BOOL, 0, 1, "", false);
     }
 
     /** One of these names (a string option). */
@@ -77,6 +82,11 @@ final class OptionRange implements ConfigDef.Validator {
             return;
         }
         switch (kind) {
+            case BOOL -> {
+                if (!(value instanceof Boolean)) {
+                    throw invalid(key, "must be true or false", "'" + value + "'");
+                }
+            }
             case CHOICE -> {
                 if (!choices.contains(value)) {
                     throw invalid(key, "must be one of " + String.join(", ", choices), "'" + value + "'");
@@ -132,6 +142,7 @@ final class OptionRange implements ConfigDef.Validator {
             case RELAY_ID, COUNT -> min + "-" + max + unit;
             case MILLIS -> min + " ms-" + (max == DAY_MS ? "1 day" : max + " ms");
             case CHOICE -> String.join(" or ", choices);
+            case BOOL -> "true or false";
         };
     }
 

@@ -11,6 +11,7 @@ import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.ReadAhead;
 import java.time.Clock;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -45,6 +46,16 @@ import org.slf4j.LoggerFactory;
  * it. A bucket has at most one task at a time, so its batches stay in order; a bucket may start
  * its next batch as soon as its last one is done, whatever the other buckets are doing.
  *
+ * <p>The pipelined drain ({@link RelayOptions#prefetch()}, with a store that has capability C5
+ * {@link ReadAhead}): a task whose batch came back full reads the bucket's next batch, leaving out
+ * the batch in flight, while that batch is being published, and ends once both the publish (with
+ * its delete) and that read are done. The publishing thread keeps the batch read ahead only when
+ * the publish was acknowledged whole; the bucket's next task then publishes it without reading,
+ * provided the leases had no break since the earlier task checked its lease ({@link
+ * LeaseTable#breaks()}, R1) and the head has no counted failure (R12). Any failure, lost lease,
+ * fence or stop discards it, and the bucket reads from its head again. Nothing is deleted before
+ * its acknowledgement, and a bucket still has one batch in flight at a time (R2).
+ *
  * <p>Rebalancing never waits for a publish (rule R11): each renew interval the publishing thread
  * re-acquires at once, telling the store which held buckets are busy ({@link
  * LeaseRequest#busyBuckets()}). The store keeps those even above the fair share, so a bucket is
@@ -59,6 +70,13 @@ import org.slf4j.LoggerFactory;
 final class RelayEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(OutboxRelay.class);
+
+    /**
+     * A bucket's next batch, read during the publish of the batch before it; {@code breaks} is
+     * {@link LeaseTable#breaks()} as read before the lease check that preceded the read.
+     */
+    private record ReadBatch(List<OutboxMessage> batch, long breaks) {
+    }
 
     /** A bucket's publish failures in a row and when it may be retried (R3). */
     private record Retry(int failures, long retryAtNanos) {
@@ -105,6 +123,14 @@ final class RelayEngine {
         DeadLetterConflictException conflict;
         /** The batch size asked of the store: one while the head has counted failures (R12). */
         int limit;
+        /** A batch read ahead by the bucket's previous task, to publish without reading; or null. */
+        ReadBatch given;
+        /** {@link LeaseTable#breaks()} before this task's first lease check. */
+        long breaks;
+        /** The bucket's next batch, read while this task's batch was published; null when none. */
+        List<OutboxMessage> ahead;
+        /** Parts still running (the publish with its delete, the read ahead); the last one reports. */
+        final AtomicInteger parts = new AtomicInteger(1);
 
         Task(int bucket) {
             this.bucket = bucket;
@@ -115,6 +141,8 @@ final class RelayEngine {
     private final LeaseRenewal renewal;
     private final LeaseRelease release;
     private final DeadLetters deadLetters;
+    /** The store's read ahead (C5) when {@link RelayOptions#prefetch()} is on; else null. */
+    private final ReadAhead readAhead;
     private final PoisonGuard poison;
     private final OutboxPublisher publisher;
     private final RelayOptions options;
@@ -151,6 +179,8 @@ final class RelayEngine {
     /** R8: buckets hinted while their task ran; their task's end must not clear the hint. */
     private final BitSet hintedWhileBusy = new BitSet();
     private final Map<Integer, Retry> retries = new HashMap<>();
+    /** Batches read ahead of a whole acknowledged publish, by bucket, for the bucket's next task. */
+    private final Map<Integer, ReadBatch> readAheads = new HashMap<>();
     /** Buckets with a task submitted whose outcome is not applied yet. */
     private final BitSet busy = new BitSet();
     /**
@@ -170,6 +200,7 @@ final class RelayEngine {
         this.renewal = store instanceof LeaseRenewal r ? r : null;
         this.release = store instanceof LeaseRelease r ? r : null;
         this.deadLetters = store instanceof DeadLetters d ? d : null;
+        this.readAhead = options.prefetch() && store instanceof ReadAhead r ? r : null;
         if (options.poisonPolicy() == PoisonPolicy.DEAD_LETTER && deadLetters == null) {
             throw new OutboxMisconfigurationException("relay option " + RelayOptions.POISON_POLICY_CONFIG
                     + "=dead-letter needs a store with dead letters, but " + store.getClass().getName()
@@ -261,8 +292,8 @@ final class RelayEngine {
     /** The publishing thread's body. */
     void run() {
         LOG.info("relay started relayId={} bucketCount={} batchSize={} storeConcurrency={} leaseRenewal={} "
-                + "leaseRelease={}", relayId, options.bucketCount(), options.batchSize(), options.storeConcurrency(),
-                renewal != null, release != null);
+                + "leaseRelease={} prefetch={}", relayId, options.bucketCount(), options.batchSize(),
+                options.storeConcurrency(), renewal != null, release != null, readAhead != null);
         Throwable fatal = null;
         try {
             while (!wake.isStopped()) {
@@ -346,6 +377,7 @@ final class RelayEngine {
                         leases.remainingMillis(clock.millis()), publishNeedsMillis);
             }
             ready.clear();
+            readAheads.clear();
             wake.awaitWakeUp(TimeUnit.MILLISECONDS.toNanos(leases.millisUntilAcquire(clock.millis())));
             return;
         }
@@ -356,12 +388,15 @@ final class RelayEngine {
         for (int bucket : hints.buckets()) {
             if (publishable.get(bucket)) {
                 ready.set(bucket);
-                if (busy.get(bucket)) {
-                    hintedWhileBusy.set(bucket);
+                if (busy.get(bucket) || readAheads.containsKey(bucket)) {
+                    hintedWhileBusy.set(bucket); // the batch read (or read ahead) may be behind the commit
                 }
             }
         }
         ready.and(publishable);
+        if (!readAheads.isEmpty()) {
+            readAheads.keySet().removeIf(bucket -> !ready.get(bucket));
+        }
         boolean started = false;
         for (int bucket = ready.nextSetBit(0); bucket >= 0; bucket = ready.nextSetBit(bucket + 1)) {
             Retry retry = retries.get(bucket);
@@ -419,6 +454,7 @@ final class RelayEngine {
             discoverNow = true;
         }
         retries.keySet().removeIf(bucket -> !owned.get(bucket));
+        readAheads.keySet().removeIf(bucket -> !owned.get(bucket));
         poison.retain(owned);
     }
 
@@ -460,6 +496,7 @@ final class RelayEngine {
     /** Starts a task for the bucket (R4: one batch per bucket at a time); false if the pool is shut down. */
     private boolean submit(int bucket) {
         Task task = new Task(bucket);
+        task.given = readAheads.remove(bucket);
         try {
             storeWork.execute(() -> fetchAndPublish(task));
         } catch (RejectedExecutionException e) {
@@ -477,6 +514,7 @@ final class RelayEngine {
                 done(task, Outcome.SKIPPED);
                 return;
             }
+            task.breaks = leases.breaks(); // before the check: a break after it changes the count
             if (!leases.canStartPublish(bucket, clock.millis())) {
                 done(task, Outcome.NO_LEASE);
                 return;
@@ -484,7 +522,14 @@ final class RelayEngine {
             List<OutboxMessage> batch;
             try {
                 task.limit = poison.batchLimit(bucket, options.batchSize());
-                batch = store.nextBatch(bucket, task.limit);
+                ReadBatch given = task.given;
+                task.given = null;
+                if (given != null && given.breaks() == task.breaks && task.limit == options.batchSize()) {
+                    // Read ahead under a lease held without a break since (R1): no read needed.
+                    batch = given.batch();
+                } else {
+                    batch = store.nextBatch(bucket, task.limit);
+                }
             } catch (CorruptMessageException e) {
                 if (e.bucket() != bucket) {
                     throw e;
@@ -512,10 +557,41 @@ final class RelayEngine {
                 return;
             }
             task.batch = batch;
+            boolean ahead = readAhead != null && task.corrupt == null && task.limit == options.batchSize()
+                    && batch.size() == task.limit;
+            if (ahead) {
+                task.parts.incrementAndGet(); // before the publish, whose end may report at once
+            }
             startPublish(task);
+            if (ahead) {
+                readAhead(task);
+            }
         } catch (RuntimeException | Error e) {
             task.error = e;
             done(task, Outcome.FAILED);
+        }
+    }
+
+    /**
+     * Reads the bucket's next batch while the task's batch is published. A failed or odd read is
+     * only discarded: the bucket then reads from its head, where a lasting error shows (R3).
+     */
+    private void readAhead(Task task) {
+        try {
+            if (!halted && !abandoned && !wake.isStopped()) {
+                List<OutboxMessage> next = readAhead.nextBatchExcluding(task.bucket, task.batch, options.batchSize());
+                if (next == null) {
+                    throw new IllegalStateException("the store's nextBatchExcluding returned null");
+                }
+                checkBatch(task.bucket, next);
+                task.ahead = next;
+            }
+        } catch (RuntimeException | Error e) {
+            LOG.debug("reading ahead failed; the bucket reads from its head next relayId={} bucket={} error={}",
+                    relayId, task.bucket, LogText.oneLine(e.toString()));
+            task.ahead = null;
+        } finally {
+            partDone(task);
         }
     }
 
@@ -637,8 +713,15 @@ final class RelayEngine {
 
     private void done(Task task, Outcome outcome) {
         task.outcome = outcome;
-        completed.add(task);
-        wake.poke();
+        partDone(task);
+    }
+
+    /** Hands the task to the publishing thread once its last part ended. */
+    private void partDone(Task task) {
+        if (task.parts.decrementAndGet() == 0) {
+            completed.add(task);
+            wake.poke();
+        }
     }
 
     // ---- back on the publishing thread ----
@@ -696,8 +779,11 @@ final class RelayEngine {
                 case FAILED -> fail(task.error);
             }
             if (hintedWhileBusy.get(task.bucket)) {
-                // R8: a commit hinted while this batch was read or published may be behind it.
-                hintedWhileBusy.clear(task.bucket);
+                // R8: a commit hinted while this batch was read or published may be behind it. With a
+                // batch read ahead, the hint may be behind that one too: it holds for the next task.
+                if (!readAheads.containsKey(task.bucket)) {
+                    hintedWhileBusy.clear(task.bucket);
+                }
                 if (task.outcome == Outcome.EMPTY || task.outcome == Outcome.PUBLISHED) {
                     ready.set(task.bucket);
                 }
@@ -762,6 +848,8 @@ final class RelayEngine {
             LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
             if (task.batch.size() < task.limit) {
                 ready.clear(bucket);
+            } else if (task.ahead != null && !task.ahead.isEmpty()) {
+                readAheads.put(bucket, new ReadBatch(task.ahead, task.breaks));
             }
         }
         checkPublishBudget(task);
@@ -817,6 +905,7 @@ final class RelayEngine {
         listener.onStoreError(e);
         leases.clear();
         ready.clear();
+        readAheads.clear();
         discoverNow = true;
         announce(new BitSet());
         wake.awaitStop(TimeUnit.MILLISECONDS.toNanos(delay));
@@ -939,6 +1028,7 @@ final class RelayEngine {
                 relayId, bucket, task.batch.size(), LogText.oneLine(fenced.getMessage()));
         listener.onPublishFailed(bucket, 0, fenced);
         ready.clear(bucket);
+        readAheads.remove(bucket);
         retries.remove(bucket);
         poison.forget(bucket);
         leases.drop(bucket);

@@ -58,6 +58,8 @@ public final class RelayOptions {
     public static final String STORE_CONCURRENCY_CONFIG = "store.concurrency";
     /** Key of {@link #poisonPolicy()}. */
     public static final String POISON_POLICY_CONFIG = "poison.policy";
+    /** Key of {@link #prefetch()}. */
+    public static final String PREFETCH_CONFIG = "prefetch";
     /** Key of {@link #poisonMaxAttempts()}. */
     public static final String POISON_MAX_ATTEMPTS_CONFIG = "poison.max.attempts";
 
@@ -79,6 +81,8 @@ public final class RelayOptions {
     public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
     /** Default {@link #storeConcurrency()}: 4 threads. */
     public static final int DEFAULT_STORE_CONCURRENCY = 4;
+    /** Default {@link #prefetch()}: on. */
+    public static final boolean DEFAULT_PREFETCH = true;
     /** Default {@link #poisonPolicy()}: {@link PoisonPolicy#BLOCK}. */
     public static final PoisonPolicy DEFAULT_POISON_POLICY = PoisonPolicy.BLOCK;
     /** Default {@link #poisonMaxAttempts()}: {@value}. */
@@ -156,7 +160,13 @@ public final class RelayOptions {
             .define(POISON_MAX_ATTEMPTS_CONFIG, ConfigDef.Type.INT, DEFAULT_POISON_MAX_ATTEMPTS,
                     OptionRange.count(1, MAX_POISON_MAX_ATTEMPTS, " failures"), ConfigDef.Importance.MEDIUM,
                     "With " + POISON_POLICY_CONFIG + "=dead-letter: how many message-specific failures in a row "
-                            + "move a message to the dead letters.");
+                            + "move a message to the dead letters.")
+            .define(PREFETCH_CONFIG, ConfigDef.Type.BOOLEAN, DEFAULT_PREFETCH, OptionRange.bool(),
+                    ConfigDef.Importance.LOW,
+                    "Whether a bucket's next batch is read while its batch in flight is being published, so "
+                            + "that store time and publish time overlap. Only with a store that can read ahead "
+                            + "(capability C5); nothing is deleted before its acknowledgement, and a batch read "
+                            + "ahead of a failed publish is discarded and read again.");
 
     private final String relayId;
     private final int bucketCount;
@@ -171,6 +181,7 @@ public final class RelayOptions {
     private final int storeConcurrency;
     private final PoisonPolicy poisonPolicy;
     private final int poisonMaxAttempts;
+    private final boolean prefetch;
 
     private RelayOptions(Builder b) {
         // R10: every value against its range in the one definition, in definition order.
@@ -188,6 +199,7 @@ public final class RelayOptions {
         values.put(STORE_CONCURRENCY_CONFIG, b.storeConcurrency);
         values.put(POISON_POLICY_CONFIG, b.poisonPolicy == null ? null : b.poisonPolicy.configName());
         values.put(POISON_MAX_ATTEMPTS_CONFIG, b.poisonMaxAttempts);
+        values.put(PREFETCH_CONFIG, b.prefetch);
         CONFIG_DEF.configKeys().forEach((key, definition) ->
                 ((OptionRange) definition.validator).check(key, values.get(key)));
         this.relayId = b.relayId == null ? defaultRelayId() : b.relayId;
@@ -203,6 +215,7 @@ public final class RelayOptions {
         this.storeConcurrency = b.storeConcurrency;
         this.poisonPolicy = b.poisonPolicy;
         this.poisonMaxAttempts = b.poisonMaxAttempts;
+        this.prefetch = b.prefetch;
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
             throw crossField(LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
                     + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
@@ -281,6 +294,7 @@ public final class RelayOptions {
                 .storeConcurrency((Integer) parsed.get(STORE_CONCURRENCY_CONFIG))
                 .poisonPolicy(poisonPolicy((String) parsed.get(POISON_POLICY_CONFIG)))
                 .poisonMaxAttempts((Integer) parsed.get(POISON_MAX_ATTEMPTS_CONFIG))
+                .prefetch((Boolean) parsed.get(PREFETCH_CONFIG))
                 .build();
     }
 
@@ -295,6 +309,7 @@ public final class RelayOptions {
         return switch (definition.type) {
             case INT -> "an int";
             case LONG -> "a long (milliseconds)";
+            case BOOLEAN -> "true or false";
             default -> "a " + definition.type.toString().toLowerCase(java.util.Locale.ROOT);
         };
     }
@@ -467,6 +482,20 @@ public final class RelayOptions {
     }
 
     /**
+     * Whether the relay reads a bucket's next batch while the batch before it is being published
+     * (the pipelined drain). Only a store with capability C5 ({@link io.outbox.spi.ReadAhead}) reads
+     * ahead; with any other store, or when off, a bucket is read, published and deleted one batch
+     * at a time. Rules R1-R12 hold either way: a batch read ahead is published only after the
+     * batch before it was acknowledged whole and deleted, and only while the lease has been held
+     * without a break since it was read; after a failed publish it is discarded and read again.
+     *
+     * @return whether to read ahead; default {@value #DEFAULT_PREFETCH}
+     */
+    public boolean prefetch() {
+        return prefetch;
+    }
+
+    /**
      * These options as string settings that {@link #fromProperties(Map)} reads back to equal
      * options; {@value #MAX_PUBLISH_DURATION_MS_CONFIG} is left out when not set.
      *
@@ -489,6 +518,7 @@ public final class RelayOptions {
         p.put(STORE_CONCURRENCY_CONFIG, Integer.toString(storeConcurrency));
         p.put(POISON_POLICY_CONFIG, poisonPolicy.configName());
         p.put(POISON_MAX_ATTEMPTS_CONFIG, Integer.toString(poisonMaxAttempts));
+        p.put(PREFETCH_CONFIG, Boolean.toString(prefetch));
         return p;
     }
 
@@ -501,7 +531,8 @@ public final class RelayOptions {
         return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize).pollInterval(pollInterval)
                 .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
                 .maxErrorBackoff(maxErrorBackoff).maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
-                .storeConcurrency(storeConcurrency).poisonPolicy(poisonPolicy).poisonMaxAttempts(poisonMaxAttempts);
+                .storeConcurrency(storeConcurrency).poisonPolicy(poisonPolicy).poisonMaxAttempts(poisonMaxAttempts)
+                .prefetch(prefetch);
     }
 
     @Override
@@ -555,6 +586,7 @@ public final class RelayOptions {
         private int storeConcurrency = (Integer) defaultOf(STORE_CONCURRENCY_CONFIG);
         private PoisonPolicy poisonPolicy = PoisonPolicy.forName((String) defaultOf(POISON_POLICY_CONFIG));
         private int poisonMaxAttempts = (Integer) defaultOf(POISON_MAX_ATTEMPTS_CONFIG);
+        private boolean prefetch = (Boolean) defaultOf(PREFETCH_CONFIG);
 
         private Builder() {
         }
@@ -703,6 +735,18 @@ public final class RelayOptions {
          */
         public Builder poisonMaxAttempts(int poisonMaxAttempts) {
             this.poisonMaxAttempts = poisonMaxAttempts;
+            return this;
+        }
+
+        /**
+         * Sets {@value #PREFETCH_CONFIG}.
+         *
+         * @param prefetch whether to read a bucket's next batch during the publish of the one before
+         *     (needs a store with capability C5); default {@value #DEFAULT_PREFETCH}
+         * @return this builder
+         */
+        public Builder prefetch(boolean prefetch) {
+            this.prefetch = prefetch;
             return this;
         }
 

@@ -151,13 +151,20 @@ class RelayOptionsTest {
         assertThat(RelayOptions.builder().bucketCount(65_536).build().bucketCount()).isEqualTo(65_536);
         assertThatThrownBy(() -> RelayOptions.configDef().parse(Map.of("batch.size", "0")))
                 .hasMessage("relay option batch.size must be in [1, 100000] but was 0");
+        assertThat(keys.get("prefetch").validator).hasToString("true or false");
+        assertThat(RelayOptions.fromProperties(Map.of("prefetch", "false")).prefetch()).isFalse();
+        assertThat(RelayOptions.defaults().prefetch()).isTrue();
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("prefetch", "sometimes")))
+                .isInstanceOf(io.outbox.spi.OutboxMisconfigurationException.class)
+                .hasMessage("relay option prefetch must be true or false but was 'sometimes'");
     }
 
     @Test
     void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
         var keys = RelayOptions.configDef().configKeys();
 
-        assertThat(keys).hasSize(13).doesNotContainKey("message.id.header");
+        assertThat(keys).hasSize(14).doesNotContainKey("message.id.header");
+        assertThat(keys.get("prefetch").defaultValue).isEqualTo(true);
         assertThat(keys.get("poison.policy").defaultValue).isEqualTo("block");
         assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
         assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);

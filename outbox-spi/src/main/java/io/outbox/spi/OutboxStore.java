@@ -38,7 +38,7 @@ import java.util.List;
  * should let driver exceptions propagate rather than wrap them in a checked type.
  *
  * <p>A store may also implement {@link LeaseRenewal} (C1), {@link PendingMetrics} (C2),
- * {@link LeaseRelease} (C3) and {@link DeadLetters} (C4). A store that owns resources (a pool, a
+ * {@link LeaseRelease} (C3), {@link DeadLetters} (C4) and {@link ReadAhead} (C5). A store that owns resources (a pool, a
  * client) implements
  * {@link CloseableOutboxStore}, the type {@link OutboxStores#open} returns.
  */
@@ -97,7 +97,9 @@ public interface OutboxStore {
 
     /**
      * Deletes messages the broker acknowledged (S2). {@code published} is a contiguous prefix of
-     * the list the previous {@link #nextBatch} call for this bucket returned, the same instances.
+     * the list the previous {@link #nextBatch} call for this bucket returned, the same instances
+     * (with {@link ReadAhead} (C5): of a list read for the bucket and not deleted yet, possibly
+     * older than the latest).
      * Deletes exactly those rows and never others; calling it again with the same messages is a
      * no-op.
      *

@@ -11,6 +11,7 @@ import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.ReadAhead;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -24,10 +25,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,9 +40,9 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A thread-safe, in-memory reference implementation of the store SPI and all four capabilities
+ * A thread-safe, in-memory reference implementation of the store SPI and all five capabilities
  * (C1 {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}, C4
- * {@link DeadLetters}); it passes the
+ * {@link DeadLetters}, C5 {@link ReadAhead}); it passes the
  * whole compatibility kit. Use it in tests of code around the relay, and read it as the template
  * for a custom store: every method maps one-to-one onto what a database store does.
  *
@@ -47,7 +50,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>Messages live per bucket in a map sorted by a sequence number reserved at enqueue (E5),
  *       like an auto-increment id or a per-bucket counter; {@link #nextBatch} reads the lowest
  *       sequences (S1), {@link #markPublished} deletes by that native id (S2), carried in a
- *       subclass of {@link OutboxMessage}.</li>
+ *       subclass of {@link OutboxMessage}; {@link #nextBatchExcluding} (C5) walks the same order
+ *       and skips the sequences of the batch in flight, the twin of {@code id NOT IN (...)}.</li>
  *   <li>Leases are one record per bucket. Every transition is one atomic conditional write on the
  *       record as it was read ({@link ConcurrentMap#replace(Object, Object, Object)}, the
  *       in-memory twin of {@code UPDATE ... WHERE owner = ? AND expires_at = ?}), planned with the
@@ -71,7 +75,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link InMemoryOutboxStoreTck}, is the template for a non-JDBC store's fixture.
  */
 public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters {
+        DeadLetters, ReadAhead {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -353,6 +357,39 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
                 break;
             }
             batch.add(m);
+        }
+        return List.copyOf(batch);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Walks the bucket in sequence order and skips the sequences of {@code inFlight}.
+     */
+    @Override
+    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
+        Objects.requireNonNull(inFlight, "inFlight must not be null");
+        Set<Long> excluded = new HashSet<>();
+        for (OutboxMessage m : inFlight) {
+            if (Objects.requireNonNull(m, "inFlight must not contain null") instanceof InMemoryStoredMessage stored
+                    && stored.store == this) {
+                excluded.add(stored.sequence);
+            }
+        }
+        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+        if (rows == null) {
+            return List.of();
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        for (InMemoryStoredMessage m : rows.values()) {
+            if (batch.size() == maxCount) {
+                break;
+            }
+            if (!excluded.contains(m.sequence)) {
+                batch.add(m);
+            }
         }
         return List.copyOf(batch);
     }

@@ -17,6 +17,7 @@ import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.ReadAhead;
 import io.outbox.spi.support.FairShare;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -1992,5 +1993,57 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assertThat(c.acquire()).as("relay-c: relay-b's leases survived relay-a's release").isEmpty();
         assertThat(b.acquire()).as("relay-b after relay-c joined keeps its share")
                 .hasSize(FairShare.of(env.bucketCount(), List.of(b.id, c.id)).share(b.id));
+    }
+
+    /**
+     * C5: the read ahead returns the batch {@code nextBatch} would return with the batch in flight
+     * deleted, while that batch is still pending: it leaves the batch out (not "reads after its
+     * last position"), and {@code markPublished} then deletes the older batch and the one read
+     * ahead, each alone.
+     *
+     * <p>If this test fails, check: the query leaves out the row ids of {@code inFlight}
+     * ({@code id NOT IN (...)}), in the same order and limit as {@code nextBatch}; ids of
+     * {@code inFlight} no longer pending change nothing; an empty {@code inFlight} is
+     * {@code nextBatch}; {@code markPublished} accepts a batch that is not the latest one read;
+     * the arguments are checked with {@code StoreArguments}.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    public void optional_C5_readAheadLeavesOutTheBatchInFlight() throws Exception {
+        assumeCapability(ReadAhead.class, "C5");
+        ReadAhead ahead = (ReadAhead) store();
+        List<OutboxMessage> three = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            three.add(message(3));
+            if (i % 5 == 0) {
+                enqueue(store(), List.of(message(4)));
+            }
+        }
+        enqueue(store(), three);
+        assertThat(ids(ahead.nextBatchExcluding(3, List.of(), 10))).as("nothing in flight: nextBatch(3, 10)")
+                .containsExactlyElementsOf(ids(three.subList(0, 10)));
+        List<OutboxMessage> first = store().nextBatch(3, 10);
+        List<OutboxMessage> second = ahead.nextBatchExcluding(3, first, 10);
+        assertThat(ids(second)).as("read ahead of messages 0-9: messages 10-19 of bucket 3")
+                .containsExactlyElementsOf(ids(three.subList(10, 20)));
+        assertThat(ids(ahead.nextBatchExcluding(3, second, 10)))
+                .as("read ahead of messages 10-19 while 0-9 are still pending: 0-9 (left out, not read after)")
+                .containsExactlyElementsOf(ids(three.subList(0, 10)));
+        store().markPublished(3, first);
+        assertThat(ids(ahead.nextBatchExcluding(3, first, 10))).as("read ahead of a batch already deleted")
+                .containsExactlyElementsOf(ids(three.subList(10, 20)));
+        assertThat(ids(ahead.nextBatchExcluding(3, second, 10))).as("read ahead of messages 10-19 after 0-9 were "
+                + "deleted").containsExactlyElementsOf(ids(three.subList(20, 25)));
+        store().markPublished(3, second);
+        assertThat(ids(store().nextBatch(3, 100))).as("after deleting the batch read ahead")
+                .containsExactlyElementsOf(ids(three.subList(20, 25)));
+        assertThat(store().nextBatch(4, 100)).as("bucket 4 untouched").hasSize(5);
+        assertThatThrownBy(() -> ahead.nextBatchExcluding(-1, List.of(), 10)).as("a negative bucket")
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ahead.nextBatchExcluding(3, List.of(), 0)).as("maxCount 0")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxCount");
+        assertThatThrownBy(() -> ahead.nextBatchExcluding(3, null, 10)).as("a null inFlight")
+                .isInstanceOf(NullPointerException.class);
     }
 }

@@ -396,6 +396,15 @@ public enum TckRule {
             "C3: release is fenced by owner: leases another relay took over are left alone.",
             "the release write's condition includes owner = the releasing relay."),
 
+    /** {@link OutboxStoreTck#optional_C5_readAheadLeavesOutTheBatchInFlight}. */
+    C5_READ_AHEAD_LEAVES_OUT_THE_BATCH_IN_FLIGHT(Binding.OPTIONAL, "C5", "optional_C5_readAheadLeavesOutTheBatchInFlight",
+            "C5: the read ahead returns what nextBatch would return with the batch in flight deleted, while "
+                + "that batch is still pending, and markPublished deletes the older batch and the one read ahead "
+                + "each alone.",
+            "the query leaves out the row ids of inFlight (id NOT IN (...)) in the order and limit of "
+                + "nextBatch; ids no longer pending change nothing; an empty inFlight is nextBatch; markPublished "
+                + "accepts a batch that is not the latest one read; arguments are checked with StoreArguments."),
+
     /** {@link DeadLetterRules#optional_C4_aMoveKeepsBytesIdAndFailureAndFreesTheBucketsHead}. */
     C4_A_MOVE_KEEPS_BYTES_ID_AND_FAILURE_AND_FREES_THE_BUCKETS_HEAD(Binding.OPTIONAL, "C4", "optional_C4_aMoveKeepsBytesIdAndFailureAndFreesTheBucketsHead",
             "C4: a move takes the message out of its bucket and keeps its bytes, id and every failure "

@@ -57,7 +57,9 @@ final class FaultyStores {
          * Expiry judged by comparing the relay's clock with stored timestamps (heartbeats and lease
          * expiries), and claims conditional on {@code expiresAt <= now}: the rule before S13.
          */
-        JUDGES_EXPIRY_BY_CLOCK
+        JUDGES_EXPIRY_BY_CLOCK,
+        /** The read ahead returns what follows the last message in flight, like {@code seq > last}. */
+        READS_AHEAD_AFTER_THE_LAST_POSITION
     }
 
     private FaultyStores() {
@@ -79,7 +81,7 @@ final class FaultyStores {
     }
 
     /** Message operations go to the reference store; leases live in a table of its own. */
-    private static final class FaultyStore implements OutboxStore {
+    private static final class FaultyStore implements OutboxStore, io.outbox.spi.ReadAhead {
         private final Fault fault;
         private final InMemoryOutboxStore rows;
         private final Clock clock;
@@ -205,6 +207,21 @@ final class FaultyStores {
                 return List.copyOf(reversed);
             }
             return batch;
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+            if (fault != Fault.READS_AHEAD_AFTER_THE_LAST_POSITION || inFlight.isEmpty()) {
+                return rows.nextBatchExcluding(bucket, inFlight, maxCount);
+            }
+            List<OutboxMessage> visible = rows.nextBatch(bucket, Integer.MAX_VALUE);
+            java.util.UUID last = inFlight.get(inFlight.size() - 1).messageId();
+            int after = 0;
+            while (after < visible.size() && !visible.get(after).messageId().equals(last)) {
+                after++;
+            }
+            int from = Math.min(after + 1, visible.size());
+            return List.copyOf(visible.subList(from, Math.min(visible.size(), from + maxCount)));
         }
 
         @Override

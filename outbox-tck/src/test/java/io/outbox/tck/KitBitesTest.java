@@ -46,7 +46,8 @@ class KitBitesTest {
         "JUDGES_EXPIRY_BY_CLOCK,           required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket",
         "JUDGES_EXPIRY_BY_CLOCK,           required_S13_aClockJumpNeitherStealsNorLosesLeases",
         "JUDGES_EXPIRY_BY_CLOCK,           required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation",
-        "IGNORES_LEASE_EXPIRY,             required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation"
+        "IGNORES_LEASE_EXPIRY,             required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation",
+        "READS_AHEAD_AFTER_THE_LAST_POSITION, optional_C5_readAheadLeavesOutTheBatchInFlight"
     })
     void brokenStoreFailsTheKit(Fault fault, String expectedFailures) {
         // "a|b": either rule may catch the fault. Race detectors (stochastic_) catch a store without

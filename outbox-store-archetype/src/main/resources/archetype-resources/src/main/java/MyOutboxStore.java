@@ -11,6 +11,7 @@ import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.ReadAhead;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -24,10 +25,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,7 +66,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread-safe (S12).
  */
 public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters {
+        DeadLetters, ReadAhead {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -345,6 +348,39 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
                 break;
             }
             batch.add(m);
+        }
+        return List.copyOf(batch);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Walks the bucket in sequence order and skips the sequences of {@code inFlight}.
+     */
+    @Override
+    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
+        Objects.requireNonNull(inFlight, "inFlight must not be null");
+        Set<Long> excluded = new HashSet<>();
+        for (OutboxMessage m : inFlight) {
+            if (Objects.requireNonNull(m, "inFlight must not contain null") instanceof InMemoryStoredMessage stored
+                    && stored.store == this) {
+                excluded.add(stored.sequence);
+            }
+        }
+        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+        if (rows == null) {
+            return List.of();
+        }
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        for (InMemoryStoredMessage m : rows.values()) {
+            if (batch.size() == maxCount) {
+                break;
+            }
+            if (!excluded.contains(m.sequence)) {
+                batch.add(m);
+            }
         }
         return List.copyOf(batch);
     }

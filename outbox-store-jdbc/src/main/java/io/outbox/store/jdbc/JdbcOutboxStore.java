@@ -12,6 +12,7 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.ReadAhead;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -19,6 +20,7 @@ import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.OutboxHeaderCodec;
+import io.outbox.spi.support.ReadAheads;
 import io.outbox.spi.support.StoreArguments;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -45,7 +47,8 @@ import javax.sql.DataSource;
 /**
  * The outbox store on a relational database over JDBC: PostgreSQL, MySQL/MariaDB or H2
  * ({@link JdbcDialect}). It implements the store SPI and the capabilities C1
- * {@link LeaseRenewal}, C2 {@link PendingMetrics} and C3 {@link LeaseRelease}; messages are
+ * {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}, C4 {@link DeadLetters}
+ * and C5 {@link ReadAhead}; messages are
  * written by {@link #writer()} on the application's own connection (rule E4).
  *
  * <pre>{@code
@@ -65,6 +68,10 @@ import javax.sql.DataSource;
  * <ul>
  *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY bucket, id LIMIT ?}, read in
  *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
+ *   <li>{@link #nextBatchExcluding} (C5, the relay's read ahead): the same statement with
+ *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code id <> ALL (?)} with
+ *       the ids as an array); above {@value #DELETE_CHUNK} ids on the other dialects, a
+ *       {@code nextBatch} of the batch size plus the ids, filtered.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
  *       {@value #DELETE_CHUNK} ids per statement; on PostgreSQL one
  *       {@code DELETE ... WHERE bucket = ? AND id = ANY (?)} with the ids as an array.</li>
@@ -114,7 +121,7 @@ import javax.sql.DataSource;
  * stops a relay (rule R6) instead of being retried for ever.
  */
 public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters {
+        DeadLetters, ReadAhead {
 
     /**
      * The default largest payload, in bytes: 1,000,000, which a Kafka producer and broker on their
@@ -539,22 +546,67 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
         return run("reading a batch of bucket " + bucket, false, (c, s) -> {
-            List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
             try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
                 select.setInt(1, bucket);
                 select.setInt(2, maxCount);
-                try (ResultSet row = select.executeQuery()) {
-                    while (row.next()) {
-                        try {
-                            batch.add(read(s, row, bucket));
-                        } catch (CorruptMessageException e) { // R12: the rows ahead of it still go out
-                            throw new CorruptMessageException(bucket, e.messageId(), batch, e.getMessage(), e.getCause());
-                        }
+                return readBatch(s, select, bucket, maxCount);
+            }
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The batch statement with the row ids of {@code inFlight} left out in the query; messages
+     * of {@code inFlight} read from another table are ignored.
+     */
+    @Override
+    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
+        List<Long> ids = new ArrayList<>(Objects.requireNonNull(inFlight, "inFlight must not be null").size());
+        for (OutboxMessage m : inFlight) {
+            if (Objects.requireNonNull(m, "inFlight must not contain null") instanceof JdbcStoredMessage stored
+                    && stored.tables().equals(tables)) {
+                ids.add(stored.id());
+            }
+        }
+        if (ids.isEmpty()) {
+            return nextBatch(bucket, maxCount);
+        }
+        if (ids.size() > DELETE_CHUNK && dialect() != JdbcDialect.POSTGRESQL) {
+            return ReadAheads.byFiltering(this, bucket, inFlight, maxCount);
+        }
+        return run("reading ahead in bucket " + bucket, false, (c, s) -> {
+            try (PreparedStatement select = c.prepareStatement(s.selectBatchExcluding(ids.size()))) {
+                int p = 1;
+                select.setInt(p++, bucket);
+                if (s.dialect == JdbcDialect.POSTGRESQL) {
+                    select.setArray(p++, c.createArrayOf("bigint", ids.toArray()));
+                } else {
+                    for (long id : ids) {
+                        select.setLong(p++, id);
                     }
                 }
+                select.setInt(p, maxCount);
+                return readBatch(s, select, bucket, maxCount);
             }
-            return List.copyOf(batch);
         });
+    }
+
+    private List<OutboxMessage> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount)
+            throws SQLException {
+        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        try (ResultSet row = select.executeQuery()) {
+            while (row.next()) {
+                try {
+                    batch.add(read(s, row, bucket));
+                } catch (CorruptMessageException e) { // R12: the rows ahead of it still go out
+                    throw new CorruptMessageException(bucket, e.messageId(), batch, e.getMessage(), e.getCause());
+                }
+            }
+        }
+        return List.copyOf(batch);
     }
 
     private JdbcStoredMessage read(Sql s, ResultSet row, int bucket) throws SQLException {

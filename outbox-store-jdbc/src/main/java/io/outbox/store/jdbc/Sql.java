@@ -92,6 +92,17 @@ final class Sql {
     }
 
     /**
+     * A batch that leaves out the given ids (C5); parameters: bucket, the ids (PostgreSQL: one
+     * {@code bigint[]}), the limit. Same order and index as {@link #selectBatch}.
+     */
+    String selectBatchExcluding(int idCount) {
+        String excluded = dialect == JdbcDialect.POSTGRESQL ? q("id") + " <> ALL (?)"
+                : q("id") + " NOT IN (" + placeholders(idCount) + ")";
+        return "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " WHERE "
+                + q("bucket") + " = ? AND " + excluded + " ORDER BY " + q("bucket") + ", " + q("id") + " LIMIT ?";
+    }
+
+    /**
      * PostgreSQL: deletes rows of one bucket by id; parameters: bucket, then the ids as one
      * {@code bigint[]}. With an array the generic plan of the prepared statement seeks
      * {@code (bucket, id)} in the primary key; with a list of parameters it seeks the bucket and

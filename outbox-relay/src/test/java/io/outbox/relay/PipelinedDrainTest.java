@@ -1,0 +1,303 @@
+package io.outbox.relay;
+
+import static io.outbox.relay.TestMessages.keyFor;
+import static io.outbox.relay.TestMessages.messages;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox.OutboxMessage;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.ReadAhead;
+import io.outbox.tck.InMemoryOutboxStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The pipelined drain (option {@code prefetch}, capability C5): a bucket's next batch is read
+ * while its batch in flight is published; a failed publish, a lost lease or a counted failure
+ * discards the batch read ahead, and the bucket reads from its head again (R1, R2, R3, R9, R12).
+ */
+class PipelinedDrainTest {
+
+    private static final String TOPIC = "orders";
+
+    /** The test store with read ahead (C5), read latency and a log of its reads. */
+    static final class ReadingAheadStore extends TestStore.Renewing implements ReadAhead {
+        final List<String> events;
+        final AtomicInteger readAheadCalls = new AtomicInteger();
+        volatile long readLatencyMillis;
+        /** Runs instead of the plain read ahead: gets the arguments, returns the batch. */
+        volatile BiFunction<List<OutboxMessage>, Integer, List<OutboxMessage>> readAheadAnswer;
+
+        ReadingAheadStore(InMemoryOutboxStore delegate, List<String> events) {
+            super(delegate);
+            this.events = events;
+            this.readAheadAnswer = (inFlight, max) -> delegate.nextBatchExcluding(0, inFlight, max);
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            events.add("read start");
+            sleep(readLatencyMillis);
+            List<OutboxMessage> batch = super.nextBatch(bucket, maxCount);
+            events.add("read end");
+            return batch;
+        }
+
+        @Override
+        public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+            readAheadCalls.incrementAndGet();
+            events.add("read-ahead start");
+            sleep(readLatencyMillis);
+            List<OutboxMessage> batch = readAheadAnswer.apply(inFlight, maxCount);
+            events.add("read-ahead end");
+            return batch;
+        }
+    }
+
+    /** Acknowledges every batch whole after a delay, logging when each publish starts and ends. */
+    static final class SlowPublisher implements OutboxPublisher {
+        final List<String> events;
+        final List<List<UUID>> published = new CopyOnWriteArrayList<>();
+        final long ackLatencyMillis;
+        final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+
+        SlowPublisher(List<String> events, long ackLatencyMillis) {
+            this.events = events;
+            this.ackLatencyMillis = ackLatencyMillis;
+        }
+
+        @Override
+        public CompletableFuture<PublishResult> publish(List<OutboxMessage> batch) {
+            int n = published.size();
+            published.add(ids(batch));
+            events.add("publish start " + n);
+            CompletableFuture<PublishResult> future = new CompletableFuture<>();
+            timer.schedule(() -> {
+                events.add("publish end " + n);
+                future.complete(PublishResult.success(batch.size()));
+            }, ackLatencyMillis, TimeUnit.MILLISECONDS);
+            return future;
+        }
+    }
+
+    private static RelayOptions.Builder options() {
+        return RelayOptions.builder().relayId("r").bucketCount(1).batchSize(10).pollInterval(Duration.ofMillis(50))
+                .leaseDuration(Duration.ofSeconds(30)).leaseRenewInterval(Duration.ofSeconds(10))
+                .errorBackoff(Duration.ofMillis(20)).maxErrorBackoff(Duration.ofMillis(40));
+    }
+
+    /**
+     * R2 with prefetch: each batch's successor is read while the batch is published (the next read
+     * starts before the publish ends), so the store's and the publisher's latencies overlap; the
+     * successors are published without another read from the head. With prefetch off, on the same
+     * store, no read overlaps a publish.
+     */
+    @Test
+    void r2_prefetchReadsTheNextBatchWhileTheBatchBeforeItIsPublished() {
+        List<String> events = drain(true);
+        List<Integer> starts = indexes(events, "publish start");
+        assertThat(starts).hasSize(3);
+        for (int i = 0; i < 2; i++) {
+            int start = events.indexOf("publish start " + i);
+            int end = events.indexOf("publish end " + i);
+            assertThat(events.subList(start, end)).as("events during publish %d: %s", i, events)
+                    .contains("read-ahead start", "read-ahead end");
+            assertThat(events.subList(end, events.indexOf("publish start " + (i + 1))))
+                    .as("between publish %d and the next: published from the batch read ahead, no read", i)
+                    .doesNotContain("read start");
+        }
+        assertThat(events.subList(0, starts.get(0))).as("the first batch is read from the head")
+                .containsExactly("read start", "read end");
+
+        List<String> sequential = drain(false);
+        for (int i = 0; i < 3; i++) {
+            int start = sequential.indexOf("publish start " + i);
+            int end = sequential.indexOf("publish end " + i);
+            assertThat(sequential.subList(start, end)).as("prefetch off: nothing read during publish %d", i)
+                    .doesNotContain("read start", "read-ahead start");
+        }
+        assertThat(sequential).as("prefetch off: the store's read ahead is never called")
+                .doesNotContain("read-ahead start");
+        assertThat(indexes(sequential, "read start")).as("prefetch off: one head read per batch, and a last one")
+                .hasSizeGreaterThanOrEqualTo(3);
+    }
+
+    /** Drains 25 messages in batches of 10, 10, 5 with 50 ms reads and 150 ms acknowledgements. */
+    private static List<String> drain(boolean prefetch) {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
+        store.readLatencyMillis = 50;
+        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 25, 1, Clock.systemUTC());
+        store.delegate.enqueue(all);
+        SlowPublisher publisher = new SlowPublisher(events, 150);
+        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().prefetch(prefetch).build())
+                .build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(20)).until(() -> store.pending() == 0);
+        } finally {
+            publisher.timer.shutdownNow();
+        }
+        assertThat(publisher.published).as("prefetch=%s: batches in enqueue order, each once", prefetch)
+                .containsExactly(ids(all.subList(0, 10)), ids(all.subList(10, 20)), ids(all.subList(20, 25)));
+        assertThat(store.deleted).as("prefetch=%s: each acknowledged batch deleted, in order", prefetch)
+                .containsExactly(ids(all.subList(0, 10)), ids(all.subList(10, 20)), ids(all.subList(20, 25)));
+        return List.copyOf(events);
+    }
+
+    /**
+     * R2, R3: a publish that fails after the next batch was read ahead: that batch is never sent;
+     * the bucket reads from its head again, from the first unacknowledged message, and the
+     * consumer sees no record out of order and none lost.
+     */
+    @Test
+    void r3_aFailedPublishDiscardsTheBatchReadAheadAndTheBucketReadsFromItsHead() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
+        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, Clock.systemUTC());
+        store.delegate.enqueue(all);
+        ScriptedPublisher publisher = new ScriptedPublisher().hold();
+        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().build()).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
+            assertThat(publisher.calls()).hasSize(1);
+            assertThat(store.nextBatchCalls).hasValue(1);
+            publisher.calls().get(0).future().complete(PublishResult.failure(3, new TimeoutException("injected")));
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() == 2);
+            assertThat(publisher.calls().get(1).ids()).as("after the failure: a head read from message 3, not the "
+                    + "batch read ahead (messages 10-19)").isEqualTo(ids(all.subList(3, 13)));
+            assertThat(store.nextBatchCalls).as("the bucket read from its head again").hasValue(2);
+            publisher.answer(batch -> PublishResult.success(batch.size()));
+            publisher.calls().get(1).succeed();
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.pending() == 0);
+        }
+        assertThat(firstDeliveries(publisher)).as("first deliveries: in enqueue order, none lost")
+                .containsExactlyElementsOf(ids(all));
+        assertThat(publisher.calls()).as("no publish starts with the discarded batch read ahead")
+                .noneMatch(call -> call.ids().get(0).equals(all.get(10).messageId()));
+        assertThat(store.deletedIds()).as("deleted once each, in order").containsExactlyElementsOf(ids(all));
+    }
+
+    /**
+     * R12: a message-specific failure at position 3 after a batch was read ahead: the batch read
+     * ahead is discarded and message 3 is sent alone, with no read ahead behind it.
+     */
+    @Test
+    void r12_aMessageFailureAfterAReadAheadSendsThatMessageAlone() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
+        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, Clock.systemUTC());
+        store.delegate.enqueue(all);
+        ScriptedPublisher publisher = new ScriptedPublisher().hold();
+        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().build()).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
+            publisher.calls().get(0).future().complete(PublishResult.failure(3,
+                    new RecordTooLargeException("injected: message 3 too large")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() == 2);
+            assertThat(publisher.calls().get(1).ids()).as("message 3 alone").containsExactly(all.get(3).messageId());
+            int readAheads = store.readAheadCalls.get();
+            publisher.answer(batch -> PublishResult.success(batch.size()));
+            publisher.calls().get(1).succeed();
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.pending() == 0);
+            assertThat(readAheads).as("no read ahead behind a message sent alone").isEqualTo(1);
+        }
+        assertThat(firstDeliveries(publisher)).containsExactlyElementsOf(ids(all));
+        assertThat(store.deletedIds()).containsExactlyElementsOf(ids(all));
+    }
+
+    /**
+     * R1, R9: the lease is lost while the next batch is read ahead, and the new owner publishes
+     * and deletes both batches. The relay deletes nothing of its batch in flight, never publishes
+     * the batch it read ahead, and once it holds the bucket again it reads from the head.
+     */
+    @Test
+    void r1_r9_aLeaseLostDuringTheReadAheadDiscardsTheBatchReadAhead() {
+        MutableClock clock = new MutableClock();
+        List<String> events = new CopyOnWriteArrayList<>();
+        InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(clock).build();
+        ReadingAheadStore store = new ReadingAheadStore(memory, events);
+        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, clock);
+        memory.enqueue(all);
+        RelayOptions options = options().build();
+        LeaseRequest peer = new LeaseRequest("peer", 1, options.leaseDuration(), List.of(), List.of());
+        List<UUID> takenOver = new CopyOnWriteArrayList<>();
+        store.readAheadAnswer = (inFlight, max) -> {
+            List<OutboxMessage> ahead = memory.nextBatchExcluding(0, inFlight, max);
+            if (!takenOver.isEmpty()) {
+                return ahead; // the takeover happens once
+            }
+            // The relay stalls here for two lease durations; a peer takes the bucket over and drains both batches.
+            memory.acquireBucketLeases(peer);
+            clock.advance(options.leaseDuration().plusMillis(1));
+            memory.acquireBucketLeases(peer);
+            clock.advance(options.leaseDuration().plusMillis(1));
+            assertThat(memory.acquireBucketLeases(peer)).as("the peer took bucket 0 over").containsExactly(0);
+            List<OutboxMessage> drained = memory.nextBatch(0, 20);
+            memory.markPublished(0, drained);
+            takenOver.addAll(ids(drained));
+            memory.releaseBucketLeases("peer");
+            return ahead;
+        };
+        ScriptedPublisher publisher = new ScriptedPublisher().hold();
+        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options).clock(clock).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
+            publisher.answer(batch -> PublishResult.success(batch.size()));
+            publisher.calls().get(0).succeed();
+            await().atMost(Duration.ofSeconds(20)).until(() -> store.pending() == 0);
+        }
+        assertThat(takenOver).isEqualTo(ids(all.subList(0, 20)));
+        assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids)
+                .as("the batch in flight, then the head read after the bucket came back: never the batch read ahead")
+                .containsExactly(ids(all.subList(0, 10)), ids(all.subList(20, 30)));
+        assertThat(store.deleted).as("nothing of the batch in flight deleted after the lease was lost")
+                .containsExactly(ids(all.subList(20, 30)));
+    }
+
+    private static List<UUID> firstDeliveries(ScriptedPublisher publisher) {
+        LinkedHashSet<UUID> first = new LinkedHashSet<>();
+        publisher.calls().forEach(call -> first.addAll(call.ids()));
+        return List.copyOf(first);
+    }
+
+    private static List<Integer> indexes(List<String> events, String prefix) {
+        List<Integer> found = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i).startsWith(prefix)) {
+                found.add(i);
+            }
+        }
+        return found;
+    }
+
+    private static List<UUID> ids(List<OutboxMessage> batch) {
+        return batch.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    private static void sleep(long millis) {
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
