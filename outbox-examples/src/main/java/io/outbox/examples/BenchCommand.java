@@ -58,6 +58,10 @@ final class BenchCommand implements Callable<Integer> {
                     + "the relay's default).")
     private int storeConcurrency;
 
+    @Option(names = "--no-prefetch", description = "Relays drain each bucket one batch at a time (relay option "
+            + "prefetch=false) instead of reading its next batch during the publish of the one before.")
+    private boolean noPrefetch;
+
     @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Counted runs (default: ${DEFAULT-VALUE}).")
     private int runs;
 
@@ -98,7 +102,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
                 load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress,
-                load.transactions);
+                load.transactions, !noPrefetch);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();

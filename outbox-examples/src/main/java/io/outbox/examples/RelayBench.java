@@ -61,7 +61,15 @@ final class RelayBench {
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                     int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
-                    Duration timeout, boolean progress, boolean transactions) {
+                    Duration timeout, boolean progress, boolean transactions, boolean prefetch) {
+
+        /** Settings with the relays' read ahead (relay option prefetch) on, its default. */
+        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
+                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
+                 int warmupMessages, Duration timeout, boolean progress, boolean transactions) {
+            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
+                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, true);
+        }
 
         /** Settings without the transactional mode. */
         Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
@@ -222,7 +230,7 @@ final class RelayBench {
     private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database,
                         String transactionalIdPrefix) throws Exception {
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize(),
-                settings.storeConcurrency());
+                settings.storeConcurrency()).toBuilder().prefetch(settings.prefetch()).build();
         List<TimedStore> stores = new ArrayList<>();
         Supplier<OutboxStore> timedStores = () -> {
             TimedStore store = new TimedStore(database.openRelayStore(settings.storeConcurrency()));
@@ -336,8 +344,9 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "  %-7s %s, topics %s-*, %d partitions each%n", "kafka", kafka,
                     topicPrefix, partitions));
             out.append(String.format(Locale.ROOT, "  %-7s %,d messages per run, %,d-byte values, %,d keys, "
-                    + "%d relay(s), %d buckets, batch size %d, store concurrency %d%n", "load", s.messages(),
-                    s.valueBytes(), s.keys(), s.relays(), s.buckets(), s.batchSize(), s.storeConcurrency()));
+                    + "%d relay(s), %d buckets, batch size %d, store concurrency %d, prefetch %s%n", "load",
+                    s.messages(), s.valueBytes(), s.keys(), s.relays(), s.buckets(), s.batchSize(),
+                    s.storeConcurrency(), s.prefetch() ? "on" : "off"));
             out.append(String.format(Locale.ROOT, "  %-7s relays and plain producer alike: %s%n%n", "producer",
                     producer));
             out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s   %s%n", "round", "pre-fill msg/s",

@@ -40,6 +40,8 @@ class PipelinedDrainTest {
         final List<String> events;
         final AtomicInteger readAheadCalls = new AtomicInteger();
         volatile long readLatencyMillis;
+        /** Runs after each markPublished. */
+        volatile Runnable afterDelete = () -> { };
         /** Runs instead of the plain read ahead: gets the arguments, returns the batch. */
         volatile BiFunction<List<OutboxMessage>, Integer, List<OutboxMessage>> readAheadAnswer;
 
@@ -56,6 +58,12 @@ class PipelinedDrainTest {
             List<OutboxMessage> batch = super.nextBatch(bucket, maxCount);
             events.add("read end");
             return batch;
+        }
+
+        @Override
+        public void markPublished(int bucket, List<OutboxMessage> published) {
+            super.markPublished(bucket, published);
+            afterDelete.run();
         }
 
         @Override
@@ -166,31 +174,14 @@ class PipelinedDrainTest {
      */
     @Test
     void r3_aFailedPublishDiscardsTheBatchReadAheadAndTheBucketReadsFromItsHead() {
-        List<String> events = new CopyOnWriteArrayList<>();
-        ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
-        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, Clock.systemUTC());
-        store.delegate.enqueue(all);
-        ScriptedPublisher publisher = new ScriptedPublisher().hold();
-        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().build()).build()) {
-            relay.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
-            assertThat(publisher.calls()).hasSize(1);
-            assertThat(store.nextBatchCalls).hasValue(1);
-            publisher.calls().get(0).future().complete(PublishResult.failure(3, new TimeoutException("injected")));
-
-            await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() == 2);
-            assertThat(publisher.calls().get(1).ids()).as("after the failure: a head read from message 3, not the "
-                    + "batch read ahead (messages 10-19)").isEqualTo(ids(all.subList(3, 13)));
-            assertThat(store.nextBatchCalls).as("the bucket read from its head again").hasValue(2);
-            publisher.answer(batch -> PublishResult.success(batch.size()));
-            publisher.calls().get(1).succeed();
-            await().atMost(Duration.ofSeconds(10)).until(() -> store.pending() == 0);
-        }
-        assertThat(firstDeliveries(publisher)).as("first deliveries: in enqueue order, none lost")
-                .containsExactlyElementsOf(ids(all));
-        assertThat(publisher.calls()).as("no publish starts with the discarded batch read ahead")
-                .noneMatch(call -> call.ids().get(0).equals(all.get(10).messageId()));
-        assertThat(store.deletedIds()).as("deleted once each, in order").containsExactlyElementsOf(ids(all));
+        FailedAtThree run = failAtThreeAfterReadAhead(new TimeoutException("injected"));
+        List<UUID> all = run.all();
+        assertThat(run.headReadsBeforeTheFailure()).as("the first batch read from the head").isEqualTo(1);
+        assertThat(run.retry()).as("after the failure: a head read from message 3, not the batch read ahead "
+                + "(messages 10-19)").isEqualTo(all.subList(3, 13));
+        assertThat(run.headReadsAtTheRetry()).as("the bucket read from its head again").isEqualTo(2);
+        assertThat(run.publishes()).as("no publish starts with the discarded batch read ahead")
+                .noneMatch(ids -> ids.get(0).equals(all.get(10)));
     }
 
     /**
@@ -199,75 +190,158 @@ class PipelinedDrainTest {
      */
     @Test
     void r12_aMessageFailureAfterAReadAheadSendsThatMessageAlone() {
+        FailedAtThree run = failAtThreeAfterReadAhead(new RecordTooLargeException("injected: message 3 too large"));
+        assertThat(run.retry()).as("message 3 alone").containsExactly(run.all().get(3));
+        assertThat(run.readAheadsAtTheRetry()).as("no read ahead behind a message sent alone").isEqualTo(1);
+    }
+
+    /** What {@link #failAtThreeAfterReadAhead} saw: message ids, and store calls counted at two moments. */
+    private record FailedAtThree(List<UUID> all, List<List<UUID>> publishes, List<UUID> retry,
+                                 int headReadsBeforeTheFailure, int headReadsAtTheRetry, int readAheadsAtTheRetry) {
+    }
+
+    /**
+     * Drains 30 messages in batches of 10: the first publish fails at message 3 with {@code error}
+     * once the next batch was read ahead; the publish after it, and all later ones, succeed. Checks
+     * that the first deliveries are every message in enqueue order and that each was deleted
+     * once, in order.
+     */
+    private static FailedAtThree failAtThreeAfterReadAhead(Throwable error) {
         List<String> events = new CopyOnWriteArrayList<>();
         ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
         List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, Clock.systemUTC());
         store.delegate.enqueue(all);
         ScriptedPublisher publisher = new ScriptedPublisher().hold();
+        int headReadsBefore;
+        int headReadsAtRetry;
+        int readAheadsAtRetry;
         try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().build()).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
-            publisher.calls().get(0).future().complete(PublishResult.failure(3,
-                    new RecordTooLargeException("injected: message 3 too large")));
+            assertThat(publisher.calls()).hasSize(1);
+            headReadsBefore = store.nextBatchCalls.get();
+            publisher.calls().get(0).future().complete(PublishResult.failure(3, error));
             await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() == 2);
-            assertThat(publisher.calls().get(1).ids()).as("message 3 alone").containsExactly(all.get(3).messageId());
-            int readAheads = store.readAheadCalls.get();
+            headReadsAtRetry = store.nextBatchCalls.get();
+            sleep(300); // a read ahead behind the retry would start right after its publish did
+            readAheadsAtRetry = store.readAheadCalls.get();
             publisher.answer(batch -> PublishResult.success(batch.size()));
             publisher.calls().get(1).succeed();
             await().atMost(Duration.ofSeconds(10)).until(() -> store.pending() == 0);
-            assertThat(readAheads).as("no read ahead behind a message sent alone").isEqualTo(1);
         }
-        assertThat(firstDeliveries(publisher)).containsExactlyElementsOf(ids(all));
-        assertThat(store.deletedIds()).containsExactlyElementsOf(ids(all));
+        assertThat(firstDeliveries(publisher)).as("first deliveries: in enqueue order, none lost")
+                .containsExactlyElementsOf(ids(all));
+        assertThat(store.deletedIds()).as("deleted once each, in order").containsExactlyElementsOf(ids(all));
+        return new FailedAtThree(ids(all), publisher.calls().stream().map(ScriptedPublisher.Call::ids).toList(),
+                publisher.calls().get(1).ids(), headReadsBefore, headReadsAtRetry, readAheadsAtRetry);
     }
 
     /**
      * R1, R9: the lease is lost while the next batch is read ahead, and the new owner publishes
-     * and deletes both batches. The relay deletes nothing of its batch in flight, never publishes
-     * the batch it read ahead, and once it holds the bucket again it reads from the head.
+     * and deletes both batches. The relay never publishes (nor deletes) the batch it read ahead,
+     * and once it holds the bucket again it reads from the head.
      */
     @Test
     void r1_r9_aLeaseLostDuringTheReadAheadDiscardsTheBatchReadAhead() {
-        MutableClock clock = new MutableClock();
-        List<String> events = new CopyOnWriteArrayList<>();
-        InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(clock).build();
-        ReadingAheadStore store = new ReadingAheadStore(memory, events);
-        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, clock);
-        memory.enqueue(all);
+        Clocked f = clocked();
         RelayOptions options = options().build();
         LeaseRequest peer = new LeaseRequest("peer", 1, options.leaseDuration(), List.of(), List.of());
         List<UUID> takenOver = new CopyOnWriteArrayList<>();
-        store.readAheadAnswer = (inFlight, max) -> {
-            List<OutboxMessage> ahead = memory.nextBatchExcluding(0, inFlight, max);
+        f.store().readAheadAnswer = (inFlight, max) -> {
+            List<OutboxMessage> ahead = f.memory().nextBatchExcluding(0, inFlight, max);
             if (!takenOver.isEmpty()) {
                 return ahead; // the takeover happens once
             }
             // The relay stalls here for two lease durations; a peer takes the bucket over and drains both batches.
-            memory.acquireBucketLeases(peer);
-            clock.advance(options.leaseDuration().plusMillis(1));
-            memory.acquireBucketLeases(peer);
-            clock.advance(options.leaseDuration().plusMillis(1));
-            assertThat(memory.acquireBucketLeases(peer)).as("the peer took bucket 0 over").containsExactly(0);
-            List<OutboxMessage> drained = memory.nextBatch(0, 20);
-            memory.markPublished(0, drained);
+            f.memory().acquireBucketLeases(peer);
+            f.clock().advance(options.leaseDuration().plusMillis(1));
+            f.memory().acquireBucketLeases(peer);
+            f.clock().advance(options.leaseDuration().plusMillis(1));
+            assertThat(f.memory().acquireBucketLeases(peer)).as("the peer took bucket 0 over").containsExactly(0);
+            List<OutboxMessage> drained = f.memory().nextBatch(0, 20);
+            f.memory().markPublished(0, drained);
             takenOver.addAll(ids(drained));
-            memory.releaseBucketLeases("peer");
+            f.memory().releaseBucketLeases("peer");
             return ahead;
         };
         ScriptedPublisher publisher = new ScriptedPublisher().hold();
-        try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options).clock(clock).build()) {
+        try (OutboxRelay relay = OutboxRelay.builder(f.store(), publisher).options(options).clock(f.clock()).build()) {
             relay.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> f.events().contains("read-ahead end"));
             publisher.answer(batch -> PublishResult.success(batch.size()));
             publisher.calls().get(0).succeed();
-            await().atMost(Duration.ofSeconds(20)).until(() -> store.pending() == 0);
+            await().atMost(Duration.ofSeconds(20)).until(() -> f.store().pending() == 0);
         }
-        assertThat(takenOver).isEqualTo(ids(all.subList(0, 20)));
+        assertThat(takenOver).isEqualTo(ids(f.all().subList(0, 20)));
         assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids)
                 .as("the batch in flight, then the head read after the bucket came back: never the batch read ahead")
-                .containsExactly(ids(all.subList(0, 10)), ids(all.subList(20, 30)));
-        assertThat(store.deleted).as("nothing of the batch in flight deleted after the lease was lost")
-                .containsExactly(ids(all.subList(20, 30)));
+                .containsExactly(ids(f.all().subList(0, 10)), ids(f.all().subList(20, 30)));
+        // The batch in flight is deleted only if the relay held the bucket again when it was acknowledged (the
+        // peer had deleted it already: a no-op); the batch read ahead, never published, is never deleted by it.
+        assertThat(f.store().deletedIds()).as("deleted by the relay")
+                .doesNotContainAnyElementsOf(ids(f.all().subList(10, 20)))
+                .endsWith(ids(f.all().subList(20, 30)).toArray(UUID[]::new));
+        assertThat(f.store().deleted.size()).as("deletes: the batch in flight at most, then the head read")
+                .isBetween(1, 2);
+    }
+
+    /**
+     * R1, R11: the batch in flight is acknowledged and deleted, and then the relay's rebalance
+     * gives the bucket up; its new owner publishes and deletes the batch that was read ahead. When
+     * the bucket comes back, the relay reads from the head and never publishes that batch.
+     */
+    @Test
+    void r1_aBucketGivenUpAfterItsPublishDropsTheBatchReadAhead() {
+        Clocked f = clocked();
+        RelayOptions options = options().build();
+        java.util.concurrent.atomic.AtomicBoolean giveUp = new java.util.concurrent.atomic.AtomicBoolean();
+        List<UUID> takenOver = new CopyOnWriteArrayList<>();
+        f.store().acquireAnswer = owned -> {
+            if (giveUp.compareAndSet(true, false)) {
+                // The plan gives bucket 0 to another relay, which publishes and deletes messages 10-19.
+                List<OutboxMessage> next = f.memory().nextBatchExcluding(0, List.of(), 10);
+                f.memory().markPublished(0, next);
+                takenOver.addAll(ids(next));
+                return List.of();
+            }
+            return owned;
+        };
+        f.store().afterDelete = () -> {
+            if (f.store().deleted.size() == 1) {
+                f.clock().advance(options.leaseRenewInterval()); // the next cycle rebalances
+                giveUp.set(true);
+            }
+        };
+        ScriptedPublisher publisher = new ScriptedPublisher().hold();
+        try (OutboxRelay relay = OutboxRelay.builder(f.store(), publisher).options(options).clock(f.clock()).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> f.events().contains("read-ahead end"));
+            publisher.answer(batch -> PublishResult.success(batch.size()));
+            publisher.calls().get(0).succeed();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !takenOver.isEmpty());
+            f.clock().advance(options.leaseRenewInterval()); // the rebalance after that gives the bucket back
+            relay.wakeUp();
+            await().atMost(Duration.ofSeconds(20)).until(() -> f.store().pending() == 0);
+        }
+        assertThat(takenOver).isEqualTo(ids(f.all().subList(10, 20)));
+        assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids)
+                .as("the batch in flight, then a head read once the bucket came back: never the batch read ahead")
+                .containsExactly(ids(f.all().subList(0, 10)), ids(f.all().subList(20, 30)));
+        assertThat(f.store().deleted).containsExactly(ids(f.all().subList(0, 10)), ids(f.all().subList(20, 30)));
+    }
+
+    /** A store on a test clock holding 30 messages of bucket 0, for the lease tests. */
+    private record Clocked(MutableClock clock, List<String> events, InMemoryOutboxStore memory,
+                           ReadingAheadStore store, List<OutboxMessage> all) {
+    }
+
+    private static Clocked clocked() {
+        MutableClock clock = new MutableClock();
+        List<String> events = new CopyOnWriteArrayList<>();
+        InMemoryOutboxStore memory = InMemoryOutboxStore.builder().clock(clock).build();
+        List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 30, 1, clock);
+        memory.enqueue(all);
+        return new Clocked(clock, events, memory, new ReadingAheadStore(memory, events), all);
     }
 
     private static List<UUID> firstDeliveries(ScriptedPublisher publisher) {

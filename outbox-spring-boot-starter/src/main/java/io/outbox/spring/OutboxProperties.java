@@ -107,6 +107,8 @@ public record OutboxProperties(
      * @param poisonPolicy what the relay does with a message that keeps failing for a reason of its own
      *     (rule R12): block its bucket, or move it to the store's dead letters (capability C4)
      * @param poisonMaxAttempts message-specific failures before the poison policy applies
+     * @param prefetch whether a bucket's next batch is read while its batch in flight is published
+     *     (needs a store that can read ahead, capability C5)
      */
     public record Relay(
             @DefaultValue("true") boolean enabled,
@@ -123,7 +125,8 @@ public record OutboxProperties(
             @DefaultValue(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER) String messageIdHeader,
             Map<String, String> producer,
             @DefaultValue("block") PoisonPolicy poisonPolicy,
-            @DefaultValue("" + RelayOptions.DEFAULT_POISON_MAX_ATTEMPTS) int poisonMaxAttempts) {
+            @DefaultValue("" + RelayOptions.DEFAULT_POISON_MAX_ATTEMPTS) int poisonMaxAttempts,
+            @DefaultValue("" + RelayOptions.DEFAULT_PREFETCH) boolean prefetch) {
 
         /**
          * Copies the producer map.
@@ -143,6 +146,7 @@ public record OutboxProperties(
          * @param producer see the record; null means empty
          * @param poisonPolicy see the record
          * @param poisonMaxAttempts see the record
+         * @param prefetch see the record
          */
         public Relay {
             producer = producer == null ? Map.of() : Map.copyOf(producer);

@@ -25,6 +25,7 @@ final class OutboxRelaySettings {
         PROPERTY_NAMES.put(io.outbox.relay.KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG, "outbox.relay.message-id-header");
         PROPERTY_NAMES.put(RelayOptions.POISON_MAX_ATTEMPTS_CONFIG, "outbox.relay.poison-max-attempts");
         PROPERTY_NAMES.put(RelayOptions.POISON_POLICY_CONFIG, "outbox.relay.poison-policy");
+        PROPERTY_NAMES.put(RelayOptions.PREFETCH_CONFIG, "outbox.relay.prefetch");
         PROPERTY_NAMES.put(RelayOptions.BUCKET_COUNT_CONFIG, "outbox.bucket-count");
         PROPERTY_NAMES.put(RelayOptions.BATCH_SIZE_CONFIG, "outbox.relay.batch-size");
         PROPERTY_NAMES.put(RelayOptions.RELAY_ID_CONFIG, "outbox.relay.relay-id");
@@ -57,7 +58,8 @@ final class OutboxRelaySettings {
                     .storeConcurrency(relay.storeConcurrency())
                     .poisonPolicy(relay.poisonPolicy() == OutboxProperties.PoisonPolicy.DEAD_LETTER
                             ? io.outbox.relay.PoisonPolicy.DEAD_LETTER : io.outbox.relay.PoisonPolicy.BLOCK)
-                    .poisonMaxAttempts(relay.poisonMaxAttempts());
+                    .poisonMaxAttempts(relay.poisonMaxAttempts())
+                    .prefetch(relay.prefetch());
             if (relay.relayId() != null) {
                 builder.relayId(relay.relayId());
             }

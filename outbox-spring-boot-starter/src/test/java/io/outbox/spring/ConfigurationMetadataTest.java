@@ -57,6 +57,7 @@ class ConfigurationMetadataTest {
         assertThat(props.get("outbox.relay.batch-size").getDefaultValue()).isEqualTo(defaults.batchSize());
         assertThat(props.get("outbox.relay.store-concurrency").getDefaultValue())
                 .isEqualTo(defaults.storeConcurrency());
+        assertThat(props.get("outbox.relay.prefetch").getDefaultValue()).isEqualTo(defaults.prefetch());
         assertThat(props.get("outbox.relay.message-id-header").getDefaultValue())
                 .isEqualTo(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
         Map<String, Duration> durations = Map.of(

@@ -102,9 +102,11 @@ class OutboxAutoConfigurationTest {
         jdbc().withPropertyValues("outbox.bucket-count=16", "outbox.relay.batch-size=50",
                         "outbox.relay.poll-interval=250ms", "outbox.relay.lease-duration=20s",
                         "outbox.relay.lease-renew-interval=5s", "outbox.relay.relay-id=orders-relay-1",
-                        "outbox.relay.store-concurrency=2", "outbox.relay.close-timeout=3s")
+                        "outbox.relay.store-concurrency=2", "outbox.relay.close-timeout=3s",
+                        "outbox.relay.prefetch=false")
                 .run(context -> {
                     RelayOptions options = context.getBean(RelayOptions.class);
+                    assertThat(options.prefetch()).isFalse();
                     assertThat(options.bucketCount()).isEqualTo(16);
                     assertThat(options.batchSize()).isEqualTo(50);
                     assertThat(options.pollInterval()).hasMillis(250);

@@ -338,18 +338,7 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
-        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
-        if (rows == null) {
-            return List.of();
-        }
-        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
-        for (InMemoryStoredMessage m : rows.values()) {
-            if (batch.size() == maxCount) {
-                break;
-            }
-            batch.add(m);
-        }
-        return List.copyOf(batch);
+        return oldest(bucket, maxCount, Set.of());
     }
 
     /**
@@ -369,6 +358,11 @@ public class MyOutboxStore implements CloseableOutboxStore, LeaseRenewal, Pendin
                 excluded.add(stored.sequence);
             }
         }
+        return oldest(bucket, maxCount, excluded);
+    }
+
+    /** The bucket's lowest sequences but the excluded ones, at most {@code maxCount}. */
+    private List<OutboxMessage> oldest(int bucket, int maxCount, Set<Long> excluded) {
         ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
         if (rows == null) {
             return List.of();

@@ -94,7 +94,10 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *       already at or past {@code now + leaseDuration} (a clock set back, or a renewal in the
  *       millisecond of the last keep) costs a second UpdateItem that moves it on by 1 ms (S13).</li>
  *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
- *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).</li>
+ *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).
+ *       The store does not read ahead (capability C5): a Query cannot leave the batch in flight
+ *       out without reading, and paying for, its items, so the relay drains a bucket one batch at
+ *       a time here.</li>
  *   <li>{@code markPublished}: one BatchWriteItem per 25 messages, plus retries of unprocessed items.</li>
  *   <li>{@code bucketsWithPending}: one strongly consistent Query with {@code Limit 1} per distinct
  *       bucket asked, {@link DynamoDbOutboxOptions#probeParallelism()} at a time. DynamoDB cannot

@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.nin;
 import static com.mongodb.client.model.Filters.or;
 
 import com.mongodb.MongoException;
@@ -39,6 +40,7 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.ReadAhead;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -70,7 +72,8 @@ import org.bson.conversions.Bson;
 
 /**
  * The MongoDB outbox store: the four-method {@link io.outbox.spi.OutboxStore} SPI, lease renewal (C1), pending
- * metrics (C2) and lease release (C3), plus the enqueue helper that writes messages inside the
+ * metrics (C2), lease release (C3), dead letters (C4) and read ahead (C5, {@link #nextBatchExcluding}:
+ * {@code _id: {$nin: [...]}}), plus the enqueue helper that writes messages inside the
  * caller's {@link ClientSession} transaction (E4).
  *
  * <h2>Collections</h2>
@@ -144,7 +147,7 @@ import org.bson.conversions.Bson;
  * thread-safe {@link MongoClient}.
  */
 public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters {
+        DeadLetters, ReadAhead {
 
     /** The largest BSON document a MongoDB server stores, in bytes: 16 MiB. */
     public static final long MAX_DOCUMENT_BYTES = 16L * 1024 * 1024;
@@ -535,10 +538,33 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
+        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING), maxCount);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The batch query of {@link #nextBatch} with {@code _id: {$nin: [...]}} for the message
+     * ids of {@code inFlight}: the server leaves them out, on the same {@code (bucket, seq)} index.
+     */
+    @Override
+    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        StoreArguments.requireBucket(bucket);
+        StoreArguments.requireMaxCount(maxCount);
+        List<BsonBinary> ids = new ArrayList<>(Objects.requireNonNull(inFlight, "inFlight must not be null").size());
+        for (OutboxMessage m : inFlight) {
+            ids.add(new BsonBinary(Objects.requireNonNull(m, "inFlight must not contain null").messageId()));
+        }
+        if (ids.isEmpty()) {
+            return nextBatch(bucket, maxCount);
+        }
+        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING, nin(ID, ids)), maxCount);
+    }
+
+    private List<OutboxMessage> readBatch(int bucket, Bson filter, int maxCount) {
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
         String collection = options.database() + "." + options.messagesCollection();
-        for (BsonDocument document : messages.find(and(eq(BUCKET, bucket), MongoDeadLetters.PENDING))
-                .sort(Sorts.ascending(SEQ)).limit(maxCount)) {
+        for (BsonDocument document : messages.find(filter).sort(Sorts.ascending(SEQ)).limit(maxCount)) {
             try {
                 batch.add(MessageDocuments.fromDocument(document, collection));
             } catch (IllegalStateException e) {
