@@ -20,7 +20,12 @@ import picocli.CommandLine.Spec;
                     + "same linger.ms and batch.size) sending the same records and flushing. Prints both rates "
                     + "and their ratio, per run and the median, after a warm-up round that is not counted. With "
                     + "--transactions every round also times the relays in the transactional mode on the same "
-                    + "messages and prints that rate beside the default mode's."},
+                    + "messages and prints that rate beside the default mode's.",
+            "For each phase it also prints the CPU milliseconds per 1,000 messages of the bench process, of the "
+                    + "broker and of the database (see --broker-pid, --db-pid), the statements and bytes the "
+                    + "relays read per message (JDBC stores), medians with the lowest and highest run, and the "
+                    + "machine's load average. For figures that match a real deployment run the broker in its own "
+                    + "process (./demo broker --port 9092) and pass --bootstrap-servers 127.0.0.1:9092."},
         exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
             "0:the benchmark ran to its end", OutboxExamples.EXIT_CODES_2,
             "3:the benchmark failed (a server unreachable, a write or a relay failing)",
@@ -62,8 +67,20 @@ final class BenchCommand implements Callable<Integer> {
             + "prefetch=false) instead of reading its next batch during the publish of the one before.")
     private boolean noPrefetch;
 
-    @Option(names = "--runs", paramLabel = "N", defaultValue = "3", description = "Counted runs (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "5", description = "Counted runs (default: ${DEFAULT-VALUE}).")
     private int runs;
+
+    @Option(names = "--broker-pid", paramLabel = "PID",
+            description = "The Kafka broker's process on this machine, whose CPU time (with its children's) the bench "
+                    + "reads from /proc over each phase. Default: the process listening on the bootstrap port when "
+                    + "it is on this machine's loopback; the embedded broker is counted in the bench process.")
+    private Long brokerPid;
+
+    @Option(names = "--db-pid", paramLabel = "PID",
+            description = "The database server's process on this machine, read the same way (with every child: "
+                    + "PostgreSQL forks one per connection). Default: on a local PostgreSQL the backends of the "
+                    + "relays' own connections (pg_backend_pid()); embedded H2 is counted in the bench process.")
+    private Long dbPid;
 
     @Option(names = "--warmup-messages", paramLabel = "N", defaultValue = "20000",
             description = "Messages of the warm-up run, not counted; 0 for none (default: ${DEFAULT-VALUE}).")
@@ -96,16 +113,30 @@ final class BenchCommand implements Callable<Integer> {
         load.check(commandLine);
         Checks.between(commandLine, "--runs", runs, 1, 100);
         Checks.between(commandLine, "--warmup-messages", warmupMessages, 0, 10_000_000);
+        checkPid(commandLine, "--broker-pid", brokerPid);
+        checkPid(commandLine, "--db-pid", dbPid);
         if (timeout.isNegative() || timeout.isZero()) {
             throw new ParameterException(commandLine, "--timeout must be positive but was "
                     + DurationConverter.format(timeout));
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
                 load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress,
-                load.transactions, !noPrefetch);
+                load.transactions, !noPrefetch, brokerPid, dbPid);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();
         return OutboxExamples.EXIT_OK;
+    }
+
+    /** A pid option, when given, must name a process whose statistics this machine's /proc shows. */
+    private static void checkPid(CommandLine commandLine, String option, Long pid) {
+        if (pid == null) {
+            return;
+        }
+        ProcCpu proc = ProcCpu.system();
+        if (pid < 1 || !proc.available() || proc.stat(pid).isEmpty()) {
+            throw new ParameterException(commandLine, option + " " + pid + ": no such process on this machine"
+                    + (proc.available() ? "" : " (no /proc to read its CPU time from)"));
+        }
     }
 }

@@ -68,6 +68,23 @@ interface DemoDatabase extends AutoCloseable {
     }
 
     /**
+     * Opens a relay's store as {@link #openRelayStore(int)} does, with its database work counted by
+     * {@code meter} (the benchmark). The default returns null: this database counts nothing.
+     *
+     * @param storeConcurrency the relay's store threads, at least 1
+     * @param meter what counts the statements, rows and bytes
+     * @return the store, which the caller closes; null when this database cannot be metered
+     */
+    default CloseableOutboxStore openMeteredRelayStore(int storeConcurrency, JdbcMeter meter) {
+        return null;
+    }
+
+    /** The outbox's table names, for a {@link JdbcMeter}; empty when not relational. */
+    default List<String> tableNames() {
+        return List.of();
+    }
+
+    /**
      * The consumer's inbox side for {@code --inbox}: the store's inbox and a counter per customer,
      * on this database's pool or client, with the run's prefix. The default says it has none.
      *

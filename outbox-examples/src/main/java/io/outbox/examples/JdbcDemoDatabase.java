@@ -192,6 +192,37 @@ final class JdbcDemoDatabase implements DemoDatabase {
         return OutboxStores.open(JdbcOutboxStoreProvider.NAME, config);
     }
 
+    /**
+     * A relay's store on a pool configured as {@link JdbcOutboxStoreProvider} configures its own
+     * (auto-commit, {@code READ COMMITTED}, {@code storeConcurrency + 2} connections), whose
+     * physical connections {@code meter} counts.
+     */
+    @Override
+    public CloseableOutboxStore openMeteredRelayStore(int storeConcurrency, JdbcMeter meter) {
+        HikariConfig config = new HikariConfig();
+        config.setPoolName("bench-metered-relay");
+        config.setDataSource(meter.dataSource(url, user, password));
+        config.setMaximumPoolSize(storeConcurrency + 2);
+        config.setAutoCommit(true);
+        config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        HikariDataSource dataSource = new HikariDataSource(config);
+        JdbcOutboxStore relayStore = JdbcOutboxStore.builder(dataSource).tablePrefix(prefix).dialect(dialect)
+                .closeDataSource(true).build();
+        try {
+            relayStore.verifySchema();
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+        return relayStore;
+    }
+
+    @Override
+    public List<String> tableNames() {
+        JdbcOutboxTables tables = store.tables();
+        return List.of(tables.messages(), tables.leases(), tables.relays());
+    }
+
     @Override
     public DemoInbox openInbox() {
         return new JdbcDemoInbox(pool, dialect, prefix);

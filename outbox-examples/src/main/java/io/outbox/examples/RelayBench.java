@@ -9,10 +9,14 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -58,17 +62,24 @@ final class RelayBench {
      * @param timeout how long the relays may take to drain one round
      * @param progress whether to show a progress bar
      * @param transactions whether each round also times relays in the transactional mode (K5-K7)
+     * @param prefetch whether the relays read a bucket's next batch during the publish of the one before
+     *     (relay option prefetch)
+     * @param brokerPid the broker's process, whose CPU time (with its children's) is read over each
+     *     phase; null to find it (a broker listening on a local port) or not measure it
+     * @param dbPid the database server's process, read the same way; null to find it (PostgreSQL:
+     *     the backends of the relay's connections) or not measure it
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                     int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
-                    Duration timeout, boolean progress, boolean transactions, boolean prefetch) {
+                    Duration timeout, boolean progress, boolean transactions, boolean prefetch, Long brokerPid,
+                    Long dbPid) {
 
-        /** Settings with the relays' read ahead (relay option prefetch) on, its default. */
+        /** Settings with the relays' read ahead (relay option prefetch) on, its default, finding the broker's and database's processes where they can. */
         Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                  int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
                  int warmupMessages, Duration timeout, boolean progress, boolean transactions) {
             this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
-                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, true);
+                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, true, null, null);
         }
 
         /** Settings without the transactional mode. */
@@ -81,13 +92,45 @@ final class RelayBench {
     }
 
     /**
-     * One round's rates, in messages per second, and where the relays' time went.
+     * One timed phase of a round: the relays' drain or the plain producer's sends.
+     *
+     * @param messages messages sent
+     * @param nanos how long it took
+     * @param cpuNanos CPU time of the bench process (every thread) over the phase
+     * @param brokerTicks clock ticks of the broker's process over the phase; NaN when not measured
+     * @param dbTicks clock ticks of the database server's processes over the phase; NaN when not
+     *     measured
+     */
+    record Phase(int messages, long nanos, long cpuNanos, double brokerTicks, double dbTicks) {
+        /** Messages per second. */
+        double rate() {
+            return perSecond(messages, nanos);
+        }
+
+        /** The bench process's CPU milliseconds per 1,000 messages. */
+        double cpuPerThousand() {
+            return cpuNanos / 1e6 / (messages / 1000.0);
+        }
+
+        /** The broker's CPU milliseconds per 1,000 messages; NaN when not measured. */
+        double brokerPerThousand() {
+            return ProcCpu.millis(1) * brokerTicks / (messages / 1000.0);
+        }
+
+        /** The database's CPU milliseconds per 1,000 messages; NaN when not measured. */
+        double dbPerThousand() {
+            return ProcCpu.millis(1) * dbTicks / (messages / 1000.0);
+        }
+    }
+
+    /**
+     * One round's phases, and where the relays' time went.
      *
      * @param label "warm-up" or "run n"
      * @param messages messages in the round
      * @param prefill pre-fill rate (not part of the comparison)
-     * @param relay relay rate
-     * @param plain plain producer rate
+     * @param relayPhase the relays' drain
+     * @param plainPhase the plain producer's sends
      * @param fetchShare store calls reading batches in progress per relay, on average over the
      *     drain: the summed time of those calls over the drain's time; above 1 when store threads
      *     overlap them
@@ -95,26 +138,53 @@ final class RelayBench {
      * @param otherShare the same for other store calls (leases, probes)
      * @param transactional the relay rate in the transactional mode, on the same messages; NaN when
      *     not timed
+     * @param database the relays' database work over the drain; null when the store is not metered
      */
-    record Round(String label, int messages, double prefill, double relay, double plain, double fetchShare,
-                 double deleteShare, double otherShare, double transactional) {
+    record Round(String label, int messages, double prefill, Phase relayPhase, Phase plainPhase, double fetchShare,
+                 double deleteShare, double otherShare, double transactional, JdbcMeter.Counts database) {
+        /** Relay messages per second. */
+        double relay() {
+            return relayPhase.rate();
+        }
+
+        /** Plain producer messages per second. */
+        double plain() {
+            return plainPhase.rate();
+        }
+
         double ratio() {
-            return relay / plain;
+            return relay() / plain();
+        }
+
+        /** The bench process's CPU per message, relay over plain producer. */
+        double cpuRatio() {
+            return relayPhase.cpuPerThousand() / plainPhase.cpuPerThousand();
+        }
+
+        /** Statements the relays executed per message; NaN when not metered. */
+        double statementsPerMessage() {
+            return database == null ? Double.NaN : (double) database.statements() / messages;
+        }
+
+        /** Bytes the relays read from the database per message; NaN when not metered. */
+        double bytesPerMessage() {
+            return database == null ? Double.NaN : (double) database.bytes() / messages;
         }
 
         /** Transactional relay rate over the default mode's. */
         double transactionalRatio() {
-            return transactional / relay;
+            return transactional / relay();
         }
 
         /** Transactional relay rate over the plain producer's. */
         double transactionalToPlain() {
-            return transactional / plain;
+            return transactional / plain();
         }
     }
 
     private final Settings settings;
     private final PrintWriter log;
+    private final ProcCpu proc = ProcCpu.system();
 
     RelayBench(Settings settings, PrintWriter log) {
         this.settings = settings;
@@ -131,10 +201,15 @@ final class RelayBench {
                 settings.valueBytes(), settings.runs(), settings.warmupMessages(), settings.relays(),
                 settings.buckets(), settings.batchSize(), settings.storeConcurrency());
         log.flush();
+        String loadBefore = proc.loadAverage();
         try (RunScope scope = RunScope.open(settings.store(), settings.storeOptions(), settings.kafkaOptions(), runId,
                 1, log)) {
             scope.database().createSchema();
+            CpuProbe broker = brokerProbe(scope.kafka());
+            JdbcMeter probeMeter = scope.database().tableNames().isEmpty() ? null
+                    : new JdbcMeter(scope.database().tableNames());
             List<Round> rounds = new ArrayList<>();
+            CpuProbe db = null;
             for (int round = settings.warmupMessages() > 0 ? 0 : 1; round <= settings.runs(); round++) {
                 String label = round == 0 ? "warm-up" : "run " + round;
                 int count = round == 0 ? settings.warmupMessages() : settings.messages();
@@ -146,12 +221,16 @@ final class RelayBench {
                 if (settings.transactions()) {
                     scope.createTopic(transactionalTopic, partitions);
                 }
+                JdbcMeter meter = probeMeter == null ? null : new JdbcMeter(scope.database().tableNames());
+                if (db == null) {
+                    db = dbProbe(scope.database(), meter);
+                }
                 Round result = round(label, count, round, relayTopic, plainTopic, transactionalTopic, runId,
-                        scope.kafka(),
-                        scope.database());
+                        scope.kafka(), scope.database(), broker, db, meter);
                 log.printf(Locale.ROOT, "%s: relay %,.0f msg/s, plain producer %,.0f msg/s, ratio %.2f"
-                        + " (pre-fill %,.0f msg/s)%n", label, result.relay(), result.plain(), result.ratio(),
-                        result.prefill());
+                        + " (pre-fill %,.0f msg/s); bench CPU %.0f / %.0f ms per 1,000 messages%n", label,
+                        result.relay(), result.plain(), result.ratio(), result.prefill(),
+                        result.relayPhase().cpuPerThousand(), result.plainPhase().cpuPerThousand());
                 if (settings.transactions()) {
                     log.printf(Locale.ROOT, "%s: transactional relay %,.0f msg/s, %.2f of the default mode%n", label,
                             result.transactional(), result.transactionalRatio());
@@ -160,26 +239,99 @@ final class RelayBench {
                 rounds.add(result);
             }
             return new BenchResult(runId, scope.database().describe(), scope.kafka().describe(), prefix, partitions,
-                    settings, producerDescription(scope.kafka().bootstrapServers()), rounds);
+                    settings, producerDescription(scope.kafka().bootstrapServers()), rounds, broker.description(),
+                    db == null ? "not measured" : db.description(), loadBefore, proc.loadAverage());
+        }
+    }
+
+    /** The broker's CPU: --broker-pid, else a local listener on the bootstrap port, else none. */
+    private CpuProbe brokerProbe(DemoKafka kafka) {
+        if (settings.brokerPid() != null) {
+            return CpuProbe.tree(proc, settings.brokerPid(), "broker process " + settings.brokerPid() + " (--broker-pid)");
+        }
+        if (kafka.embedded()) {
+            return CpuProbe.none("embedded broker: counted in the bench process");
+        }
+        OptionalInt port = localPort(kafka.bootstrapServers());
+        if (port.isPresent() && proc.available()) {
+            OptionalLong pid = proc.listeningPid(port.getAsInt());
+            if (pid.isPresent() && pid.getAsLong() != ProcessHandle.current().pid()) {
+                return CpuProbe.tree(proc, pid.getAsLong(), "broker process " + pid.getAsLong() + " (listening on port "
+                        + port.getAsInt() + ")");
+            }
+        }
+        return CpuProbe.none("not measured (not found on this machine; pass --broker-pid)");
+    }
+
+    /**
+     * The database's CPU: --db-pid, else the PostgreSQL backends of the relay's connections when
+     * they run on this machine, else none.
+     */
+    private CpuProbe dbProbe(DemoDatabase database, JdbcMeter meter) {
+        if (settings.dbPid() != null) {
+            return CpuProbe.tree(proc, settings.dbPid(), "database process " + settings.dbPid() + " (--db-pid)");
+        }
+        String url = settings.storeOptions().jdbcUrl;
+        if (settings.store() == StoreKind.JDBC && (url == null || url.startsWith("jdbc:h2:")
+                && !url.startsWith("jdbc:h2:tcp:") && !url.startsWith("jdbc:h2:ssl:"))) {
+            return CpuProbe.none("H2 in this process: counted in the bench process");
+        }
+        if (meter != null && proc.available() && database.describe().contains("PostgreSQL")) {
+            return CpuProbe.processes(proc, () -> currentMeter.get() == null ? Set.of()
+                    : localBackends(currentMeter.get().backendPids()),
+                    "PostgreSQL backends of the relays' connections (pg_backend_pid())");
+        }
+        return CpuProbe.none("not measured (pass --db-pid)");
+    }
+
+    /** The meter of the drain in progress, whose backends the database probe reads. */
+    private final AtomicReference<JdbcMeter> currentMeter = new AtomicReference<>();
+
+    /** The pids of {@code pids} that are PostgreSQL processes on this machine. */
+    private Set<Long> localBackends(Set<Long> pids) {
+        Set<Long> local = new HashSet<>();
+        for (long pid : pids) {
+            proc.stat(pid).filter(s -> s.command().startsWith("postgres")).ifPresent(s -> local.add(pid));
+        }
+        return local;
+    }
+
+    /** The port of the first of the bootstrap servers when it is on this machine's loopback. */
+    static OptionalInt localPort(String bootstrapServers) {
+        String first = bootstrapServers.split(",")[0].trim();
+        int colon = first.lastIndexOf(':');
+        if (colon < 0) {
+            return OptionalInt.empty();
+        }
+        String host = first.substring(0, colon).replace("[", "").replace("]", "");
+        if (!(host.equals("localhost") || host.startsWith("127.") || host.equals("::1"))) {
+            return OptionalInt.empty();
+        }
+        try {
+            return OptionalInt.of(Integer.parseInt(first.substring(colon + 1)));
+        } catch (NumberFormatException e) {
+            return OptionalInt.empty();
         }
     }
 
     private Round round(String label, int count, int round, String relayTopic, String plainTopic,
-                        String transactionalTopic, String runId, DemoKafka kafka, DemoDatabase database)
+                        String transactionalTopic, String runId, DemoKafka kafka, DemoDatabase database,
+                        CpuProbe broker, CpuProbe db, JdbcMeter meter)
             throws Exception {
         List<OutboxMessage> messages = messages(count, relayTopic, round);
         double prefill = prefill(label, messages, database);
-        Drain relay = drain(label, count, round, runId, kafka, database, null);
-        double plain = plainProducer(messages, plainTopic, kafka.bootstrapServers());
+        Drain relay = drain(label, count, round, runId, kafka, database, null, broker, db, meter);
+        Phase plain = plainProducer(messages, plainTopic, kafka.bootstrapServers(), broker, db);
         double transactional = Double.NaN;
         if (settings.transactions()) {
             // The same messages again, to a topic of their own, drained by relays in the transactional mode.
             prefill(label + " (transactional)", messages(count, transactionalTopic, round), database);
             transactional = drain(label + " (transactional)", count, round, runId, kafka, database,
-                    "outbox-bench-" + runId + "-" + round).rate();
+                    "outbox-bench-" + runId + "-" + round, CpuProbe.none(""), CpuProbe.none(""), null).phase().rate();
         }
-        return new Round(label, count, prefill, relay.rate(), plain, relay.share(TimedStore::fetchNanos),
-                relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos), transactional);
+        return new Round(label, count, prefill, relay.phase(), plain, relay.share(TimedStore::fetchNanos),
+                relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos), transactional,
+                relay.database());
     }
 
     private List<OutboxMessage> messages(int count, String topic, long seed) {
@@ -212,14 +364,15 @@ final class RelayBench {
     /**
      * The relays' drain of one round.
      *
-     * @param rate messages per second
-     * @param nanos how long it took
+     * @param phase its rate and CPU times
      * @param stores the relays' stores, with the time spent in them
+     * @param database the relays' database work from their start to the last acknowledged delete;
+     *     null when not metered
      */
-    private record Drain(double rate, long nanos, List<TimedStore> stores) {
+    private record Drain(Phase phase, List<TimedStore> stores, JdbcMeter.Counts database) {
         /** Calls of one kind in progress per relay, on average: their summed time over the drain's. */
         double share(ToLongFunction<TimedStore> spent) {
-            return stores.stream().mapToLong(spent).sum() / ((double) nanos * stores.size());
+            return stores.stream().mapToLong(spent).sum() / ((double) phase.nanos() * stores.size());
         }
     }
 
@@ -228,12 +381,14 @@ final class RelayBench {
      * in the transactional mode when {@code transactionalIdPrefix} is not null.
      */
     private Drain drain(String label, int count, int round, String runId, DemoKafka kafka, DemoDatabase database,
-                        String transactionalIdPrefix) throws Exception {
+                        String transactionalIdPrefix, CpuProbe broker, CpuProbe db, JdbcMeter meter) throws Exception {
         RelayOptions options = RelayFleet.options(settings.buckets(), settings.batchSize(),
                 settings.storeConcurrency()).toBuilder().prefetch(settings.prefetch()).build();
         List<TimedStore> stores = new ArrayList<>();
+        currentMeter.set(meter);
         Supplier<OutboxStore> timedStores = () -> {
-            TimedStore store = new TimedStore(database.openRelayStore(settings.storeConcurrency()));
+            TimedStore store = new TimedStore(meter == null ? database.openRelayStore(settings.storeConcurrency())
+                    : database.openMeteredRelayStore(settings.storeConcurrency(), meter));
             stores.add(store);
             return store;
         };
@@ -241,6 +396,10 @@ final class RelayBench {
                         + (transactionalIdPrefix == null ? "" : "-tx"), timedStores, kafka.bootstrapServers(), options,
                 transactionalIdPrefix);
              Progress progress = Progress.start(settings.progress(), label + " relay", count)) {
+            JdbcMeter.Counts before = meter == null ? null : meter.counts();
+            Map<Long, Long> brokerStart = broker.sample();
+            Map<Long, Long> dbStart = db.sample();
+            long cpuStart = ProcCpu.ownCpuNanos();
             long start = System.nanoTime();
             relays.start();
             long deadline = start + settings.timeout().toNanos();
@@ -252,18 +411,25 @@ final class RelayBench {
                 }
             }
             long elapsed = System.nanoTime() - start;
+            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
+            Phase phase = new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart));
             progress.update(count, "");
-            return new Drain(perSecond(count, elapsed), elapsed, List.copyOf(stores));
+            return new Drain(phase, List.copyOf(stores), meter == null ? null : meter.counts().minus(before));
         }
     }
 
-    /** Sends the same records with a plain producer and flushes; returns messages per second. */
-    private static double plainProducer(List<OutboxMessage> messages, String topic, String bootstrapServers) {
+    /** Sends the same records with a plain producer and flushes; returns its rate and CPU times. */
+    private Phase plainProducer(List<OutboxMessage> messages, String topic, String bootstrapServers, CpuProbe broker,
+                                CpuProbe db) {
         Map<String, Object> config = plainProducerConfig(bootstrapServers);
         AtomicLong failures = new AtomicLong();
         AtomicReference<Exception> firstFailure = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
             producer.partitionsFor(topic);
+            CpuProbe database = db.outsideDrain();
+            Map<Long, Long> brokerStart = broker.sample();
+            Map<Long, Long> dbStart = database.sample();
+            long cpuStart = ProcCpu.ownCpuNanos();
             long start = System.nanoTime();
             for (OutboxMessage m : messages) {
                 RecordHeaders headers = new RecordHeaders();
@@ -279,11 +445,14 @@ final class RelayBench {
             }
             producer.flush();
             long elapsed = System.nanoTime() - start;
+            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
+            Phase phase = new Phase(messages.size(), elapsed, cpu, broker.ticksSince(brokerStart),
+                    database.ticksSince(dbStart));
             if (failures.get() > 0) {
                 throw new IllegalStateException(failures.get() + " sends of the plain producer failed",
                         firstFailure.get());
             }
-            return perSecond(messages.size(), elapsed);
+            return phase;
         }
     }
 
@@ -319,20 +488,28 @@ final class RelayBench {
      * @param settings what was asked for
      * @param producer the producer settings the relays and the plain producer share
      * @param rounds the warm-up (if any) and the counted rounds, in order
+     * @param brokerCpu whose CPU the broker columns show, or why they are empty
+     * @param dbCpu whose CPU the database columns show, or why they are empty
+     * @param loadBefore the machine's load average (1, 5, 15 minutes) before the first round
+     * @param loadAfter the same after the last round
      */
     record BenchResult(String runId, String store, String kafka, String topicPrefix, int partitions,
-                       Settings settings, String producer, List<Round> rounds) {
+                       Settings settings, String producer, List<Round> rounds, String brokerCpu, String dbCpu,
+                       String loadBefore, String loadAfter) {
 
         /** The counted rounds. */
         List<Round> counted() {
             return rounds.stream().filter(r -> !r.label().equals("warm-up")).toList();
         }
 
+        /** The median, lowest and highest of a figure over the counted rounds. */
+        Spread spread(ToDoubleFunction<Round> figure) {
+            return Spread.of(counted().stream().mapToDouble(figure).toArray());
+        }
+
         /** The median of a rate over the counted rounds. */
         double median(ToDoubleFunction<Round> rate) {
-            double[] values = counted().stream().mapToDouble(rate).sorted().toArray();
-            int n = values.length;
-            return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+            return spread(rate).median();
         }
 
         /** The table. */
@@ -340,15 +517,19 @@ final class RelayBench {
             StringBuilder out = new StringBuilder();
             Settings s = settings;
             out.append("Outbox relay benchmark, run ").append(runId).append('\n');
-            out.append(String.format(Locale.ROOT, "  %-7s %s%n", "store", store));
-            out.append(String.format(Locale.ROOT, "  %-7s %s, topics %s-*, %d partitions each%n", "kafka", kafka,
+            out.append(String.format(Locale.ROOT, "  %-8s %s%n", "store", store));
+            out.append(String.format(Locale.ROOT, "  %-8s %s, topics %s-*, %d partitions each%n", "kafka", kafka,
                     topicPrefix, partitions));
-            out.append(String.format(Locale.ROOT, "  %-7s %,d messages per run, %,d-byte values, %,d keys, "
+            out.append(String.format(Locale.ROOT, "  %-8s %,d messages per run, %,d-byte values, %,d keys, "
                     + "%d relay(s), %d buckets, batch size %d, store concurrency %d, prefetch %s%n", "load",
                     s.messages(), s.valueBytes(), s.keys(), s.relays(), s.buckets(), s.batchSize(),
                     s.storeConcurrency(), s.prefetch() ? "on" : "off"));
-            out.append(String.format(Locale.ROOT, "  %-7s relays and plain producer alike: %s%n%n", "producer",
+            out.append(String.format(Locale.ROOT, "  %-8s relays and plain producer alike: %s%n", "producer",
                     producer));
+            out.append(String.format(Locale.ROOT, "  %-8s bench: this process (%d processors); broker: %s; "
+                    + "database: %s%n", "cpu", Runtime.getRuntime().availableProcessors(), brokerCpu, dbCpu));
+            out.append(String.format(Locale.ROOT, "  %-8s load average %s before, %s after (1, 5, 15 min)%n%n",
+                    "machine", loadBefore, loadAfter));
             out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s   %s%n", "round", "pre-fill msg/s",
                     "relay msg/s", "plain producer msg/s", "ratio", "store calls in progress per relay: "
                             + "reads/deletes/other"));
@@ -358,12 +539,57 @@ final class RelayBench {
                         r.otherShare()));
             }
             List<Round> counted = counted();
-            double[] ratios = counted.stream().mapToDouble(Round::ratio).sorted().toArray();
             out.append(String.format(Locale.ROOT, "  %-10s %14s %,14.0f %,21.0f %7.2f%n",
                     "median", "", median(Round::relay), median(Round::plain), median(Round::ratio)));
+
+            out.append(String.format(Locale.ROOT, "%n  CPU ms per 1,000 messages%n  %-10s %27s %27s %11s%n", "round",
+                    "relay: bench/broker/db", "plain: bench/broker/db", "bench cpu"));
+            for (Round r : rounds) {
+                out.append(String.format(Locale.ROOT, "  %-10s %27s %27s %11s%n", r.label(),
+                        cpu(r.relayPhase()), cpu(r.plainPhase()), number("%.2f", r.cpuRatio())));
+            }
+            out.append(String.format(Locale.ROOT, "  %-10s %27s %27s %11s%n", "median",
+                    cpu(median(r -> r.relayPhase().cpuPerThousand()), median(r -> r.relayPhase().brokerPerThousand()),
+                            median(r -> r.relayPhase().dbPerThousand())),
+                    cpu(median(r -> r.plainPhase().cpuPerThousand()), median(r -> r.plainPhase().brokerPerThousand()),
+                            median(r -> r.plainPhase().dbPerThousand())),
+                    number("%.2f", median(Round::cpuRatio))));
+
+            boolean metered = counted.stream().anyMatch(r -> r.database() != null);
+            if (metered) {
+                out.append(String.format(Locale.ROOT, "%n  relays' database work per message%n  %-10s %12s %10s "
+                        + "%12s   %s%n", "round", "statements", "rows", "bytes read", "statements by kind"));
+                for (Round r : rounds) {
+                    if (r.database() != null) {
+                        out.append(String.format(Locale.ROOT, "  %-10s %12.4f %10.3f %12.1f   %s%n", r.label(),
+                                r.statementsPerMessage(), (double) r.database().rows() / r.messages(),
+                                r.bytesPerMessage(), r.database().describeKinds(r.messages(), "")));
+                    }
+                }
+            }
+
+            out.append(String.format(Locale.ROOT, "%nover %d run(s), median (lowest-highest):%n", counted.size()));
+            line(out, "relay msg/s", spread(Round::relay).format("%,.0f"));
+            line(out, "plain producer msg/s", spread(Round::plain).format("%,.0f"));
+            line(out, "relay / plain producer", spread(Round::ratio).format("%.2f"));
+            line(out, "bench CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().cpuPerThousand())
+                    .format("%.0f"));
+            line(out, "bench CPU ms per 1,000 messages, plain", spread(r -> r.plainPhase().cpuPerThousand())
+                    .format("%.0f"));
+            line(out, "bench CPU per message, relay / plain", spread(Round::cpuRatio).format("%.2f"));
+            line(out, "broker CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().brokerPerThousand())
+                    .format("%.0f"));
+            line(out, "broker CPU ms per 1,000 messages, plain", spread(r -> r.plainPhase().brokerPerThousand())
+                    .format("%.0f"));
+            line(out, "database CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().dbPerThousand())
+                    .format("%.0f"));
+            if (metered) {
+                line(out, "statements per message, relay", spread(Round::statementsPerMessage).format("%.4f"));
+                line(out, "bytes read per message, relay", spread(Round::bytesPerMessage).format("%,.1f"));
+            }
             out.append(String.format(Locale.ROOT, "%nrelay / plain producer: median ratio %.2f over %d run(s)"
-                    + " (lowest %.2f, highest %.2f)%n", median(Round::ratio), counted.size(), ratios[0],
-                    ratios[ratios.length - 1]));
+                    + " (lowest %.2f, highest %.2f)%n", median(Round::ratio), counted.size(),
+                    spread(Round::ratio).min(), spread(Round::ratio).max()));
             if (s.transactions()) {
                 out.append(String.format(Locale.ROOT, "%n  %-10s %24s %20s %20s%n", "round",
                         "transactional msg/s", "of the default mode", "of plain producer"));
@@ -371,14 +597,12 @@ final class RelayBench {
                     out.append(String.format(Locale.ROOT, "  %-10s %,24.0f %20.2f %20.2f%n", r.label(),
                             r.transactional(), r.transactionalRatio(), r.transactionalToPlain()));
                 }
-                double[] tx = counted.stream().mapToDouble(Round::transactionalRatio).sorted().toArray();
+                Spread tx = spread(Round::transactionalRatio);
                 out.append(String.format(Locale.ROOT, "  %-10s %,24.0f %20.2f %20.2f%n", "median",
-                        median(Round::transactional), median(Round::transactionalRatio),
-                        median(Round::transactionalToPlain)));
+                        median(Round::transactional), tx.median(), median(Round::transactionalToPlain)));
                 out.append(String.format(Locale.ROOT, "%ntransactional / default mode: median ratio %.2f over %d "
                         + "run(s) (lowest %.2f, highest %.2f); transactional / plain producer: median ratio %.2f%n",
-                        median(Round::transactionalRatio), counted.size(), tx[0], tx[tx.length - 1],
-                        median(Round::transactionalToPlain)));
+                        tx.median(), counted.size(), tx.min(), tx.max(), median(Round::transactionalToPlain)));
             }
             out.append(String.format(Locale.ROOT, "store: on average %.2f reads and deletes in progress per relay "
                     + "(median), so its %d store threads were busy %.0f%% of the time; the rest of a bucket's "
@@ -386,6 +610,23 @@ final class RelayBench {
                     median(r -> r.fetchShare() + r.deleteShare()), s.storeConcurrency(),
                     100 * median(r -> r.fetchShare() + r.deleteShare()) / s.storeConcurrency()));
             return out.toString();
+        }
+
+        private static void line(StringBuilder out, String what, String spread) {
+            out.append(String.format(Locale.ROOT, "  %-42s %s%n", what, spread));
+        }
+
+        private static String cpu(Phase p) {
+            return cpu(p.cpuPerThousand(), p.brokerPerThousand(), p.dbPerThousand());
+        }
+
+        private static String cpu(double bench, double broker, double db) {
+            return number("%.0f", bench) + " / " + number("%.0f", broker) + " / " + number("%.0f", db);
+        }
+
+        /** The number in {@code format}, or "-" for NaN (not measured). */
+        static String number(String format, double value) {
+            return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, format, value);
         }
     }
 }
