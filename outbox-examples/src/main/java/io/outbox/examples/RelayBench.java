@@ -166,6 +166,11 @@ final class RelayBench {
             return database == null ? Double.NaN : (double) database.statements() / messages;
         }
 
+        /** Execute calls (round trips) of the relays per message; NaN when not metered. */
+        double callsPerMessage() {
+            return database == null ? Double.NaN : (double) database.calls() / messages;
+        }
+
         /** Bytes the relays read from the database per message; NaN when not metered. */
         double bytesPerMessage() {
             return database == null ? Double.NaN : (double) database.bytes() / messages;
@@ -255,7 +260,10 @@ final class RelayBench {
         OptionalInt port = localPort(kafka.bootstrapServers());
         if (port.isPresent() && proc.available()) {
             OptionalLong pid = proc.listeningPid(port.getAsInt());
-            if (pid.isPresent() && pid.getAsLong() != ProcessHandle.current().pid()) {
+            if (pid.isPresent() && pid.getAsLong() == ProcessHandle.current().pid()) {
+                return CpuProbe.none("listening in the bench process: counted in the bench process");
+            }
+            if (pid.isPresent()) {
                 return CpuProbe.tree(proc, pid.getAsLong(), "broker process " + pid.getAsLong() + " (listening on port "
                         + port.getAsInt() + ")");
             }
@@ -387,8 +395,10 @@ final class RelayBench {
         List<TimedStore> stores = new ArrayList<>();
         currentMeter.set(meter);
         Supplier<OutboxStore> timedStores = () -> {
-            TimedStore store = new TimedStore(meter == null ? database.openRelayStore(settings.storeConcurrency())
-                    : database.openMeteredRelayStore(settings.storeConcurrency(), meter));
+            OutboxStore metered = meter == null ? null
+                    : database.openMeteredRelayStore(settings.storeConcurrency(), meter);
+            TimedStore store = new TimedStore(metered != null ? metered
+                    : database.openRelayStore(settings.storeConcurrency()));
             stores.add(store);
             return store;
         };
@@ -557,12 +567,13 @@ final class RelayBench {
 
             boolean metered = counted.stream().anyMatch(r -> r.database() != null);
             if (metered) {
-                out.append(String.format(Locale.ROOT, "%n  relays' database work per message%n  %-10s %12s %10s "
-                        + "%12s   %s%n", "round", "statements", "rows", "bytes read", "statements by kind"));
+                out.append(String.format(Locale.ROOT, "%n  relays' database work per message (a call is one execute, "
+                        + "a JDBC batch of statements counting once)%n  %-10s %11s %9s %8s %11s   %s%n", "round",
+                        "statements", "calls", "rows", "bytes read", "statements by kind"));
                 for (Round r : rounds) {
                     if (r.database() != null) {
-                        out.append(String.format(Locale.ROOT, "  %-10s %12.4f %10.3f %12.1f   %s%n", r.label(),
-                                r.statementsPerMessage(), (double) r.database().rows() / r.messages(),
+                        out.append(String.format(Locale.ROOT, "  %-10s %11.4f %9.4f %8.3f %11.1f   %s%n", r.label(),
+                                r.statementsPerMessage(), r.callsPerMessage(), (double) r.database().rows() / r.messages(),
                                 r.bytesPerMessage(), r.database().describeKinds(r.messages(), "")));
                     }
                 }
@@ -585,6 +596,7 @@ final class RelayBench {
                     .format("%.0f"));
             if (metered) {
                 line(out, "statements per message, relay", spread(Round::statementsPerMessage).format("%.4f"));
+                line(out, "calls per message, relay", spread(Round::callsPerMessage).format("%.4f"));
                 line(out, "bytes read per message, relay", spread(Round::bytesPerMessage).format("%,.1f"));
             }
             out.append(String.format(Locale.ROOT, "%nrelay / plain producer: median ratio %.2f over %d run(s)"

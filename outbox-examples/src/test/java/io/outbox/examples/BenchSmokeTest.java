@@ -29,6 +29,78 @@ class BenchSmokeTest {
     }
 
     @Test
+    void benchPrintsCpuPerThousandMessagesDatabaseWorkPerMessageMediansWithRangesAndTheLoadAverage() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--messages", "2000", "--warmup-messages", "0", "--runs", "2", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress");
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        assertThat(out.toString())
+                .containsPattern("machine +load average \\d+\\.\\d\\d \\d+\\.\\d\\d \\d+\\.\\d\\d before, "
+                        + "\\d+\\.\\d\\d \\d+\\.\\d\\d \\d+\\.\\d\\d after")
+                // The broker listens in this test's own JVM (so does H2): both counted in the bench process.
+                .contains("broker: listening in the bench process: counted in the bench process", "database: H2 in this process: counted in the bench process")
+                .containsPattern("run 2 +\\d+ / - / - +\\d+ / - / - +\\d+\\.\\d\\d")
+                .containsPattern("run 2 +\\d\\.\\d{4} +\\d\\.\\d{4} +\\d\\.\\d{3} +1,?\\d{3}\\.\\d   .*SELECT messages")
+                .containsPattern("over 2 run\\(s\\), median \\(lowest-highest\\)")
+                .containsPattern("relay msg/s +[\\d,]+ \\([\\d,]+-[\\d,]+\\)")
+                .containsPattern("bench CPU ms per 1,000 messages, relay +\\d+ \\(\\d+-\\d+\\)")
+                .containsPattern("bench CPU per message, relay / plain +\\d+\\.\\d\\d \\(")
+                .containsPattern("statements per message, relay +0\\.\\d{4} \\(")
+                .containsPattern("bytes read per message, relay +1,\\d{3}\\.\\d \\(")
+                .doesNotContain("warm-up");
+    }
+
+    @Test
+    void withBrokerPidTheBrokersCpuIsReadForBothPhases() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        String pid = Long.toString(ProcessHandle.current().pid()); // the test broker runs in this JVM
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--broker-pid", pid);
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        assertThat(out.toString()).contains("broker: broker process " + pid + " (--broker-pid)")
+                .containsPattern("run 1 +\\d+ / \\d+ / - +\\d+ / \\d+ / -")
+                .containsPattern("broker CPU ms per 1,000 messages, plain +\\d+ \\(\\d+-\\d+\\)");
+    }
+
+    @Test
+    void aPidOfNoProcessIsRefusedNamingTheOption() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--db-pid", "0");
+
+        assertThat(status).isEqualTo(2);
+        assertThat(err.toString()).contains("--db-pid 0: no such process on this machine");
+    }
+
+    @Test
+    void onPostgresqlTheRelaysBackendsCpuIsRead() {
+        String url = TestServers.required("OUTBOX_TEST_POSTGRES_URL", "PostgreSQL");
+        String user = TestServers.required("OUTBOX_TEST_POSTGRES_USER", "PostgreSQL");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--jdbc-url", url, "--jdbc-user", user, "--messages", "2000", "--warmup-messages", "0", "--runs", "1",
+                "--customers", "50", "--bootstrap-servers", TestServers.kafka(), "--no-progress");
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        assertThat(out.toString()).contains("database: PostgreSQL backends of the relays' connections")
+                .containsPattern("run 1 +\\d+ / - / \\d+ +\\d+ / - / -")
+                .containsPattern("database CPU ms per 1,000 messages, relay +\\d+ \\(")
+                .containsPattern("statements per message, relay +0\\.\\d{4} \\(");
+    }
+
+    @Test
     void withTransactionsTheBenchPrintsTheTransactionalRateBesideTheDefaultModes() {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
