@@ -22,6 +22,7 @@ import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.OutboxHeaderCodec;
 import io.outbox.spi.support.ReadAheads;
 import io.outbox.spi.support.StoreArguments;
+import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -33,6 +34,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +44,7 @@ import java.util.Optional;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.ToIntFunction;
 import javax.sql.DataSource;
 
 /**
@@ -90,8 +93,11 @@ import javax.sql.DataSource;
  *       relays (S5); a refused write is no error, the read-back says what the relay owns.</li>
  * </ul>
  * Every statement runs in auto-commit (the store switches a borrowed connection to auto-commit
- * and back if needed), so lease statements never hold a lock beyond one row and one statement:
- * they cannot deadlock with each other at any isolation level. Should a database still report a
+ * and back if needed). The keeps, the releases and the claims of one call are each sent as one
+ * JDBC batch, in ascending bucket order; a lease statement holds no lock beyond its own row, or
+ * (where the driver runs a batch as one implicit transaction, as PostgreSQL's does) beyond its
+ * batch's rows taken in ascending order, so lease writes cannot deadlock with each other at any
+ * isolation level. Should a database still report a
  * lock conflict (a deadlock with another workload, a serialization failure under a
  * {@code SERIALIZABLE} default, a lock wait timeout), the lease operations are retried up to
  * {@value #ATTEMPTS} times from the start; every write is guarded, so a retry is safe. On
@@ -403,21 +409,24 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         @Override
         public void writeLeases(LeaseWrites writes) throws SQLException {
             String me = writes.relayId();
-            forEach(c, s.keepLease, writes.keep(), false, (st, keep) -> {
+            // Each kind of write is one JDBC batch: one round trip for all the relay's keeps, say,
+            // instead of one per bucket; every statement stays its own single-row guarded write.
+            inBatch(c, s.keepLease, writes.keep(), keep -> keep.observed().bucket(), (st, keep) -> {
                 st.setLong(1, keep.expiresAtMillis());
                 bindFence(s, st, 2, keep.observed(), me);
             });
-            forEach(c, s.releaseLease, writes.release(), false, (st, lease) -> bindFence(s, st, 1, lease, me));
+            inBatch(c, s.releaseLease, writes.release(), BucketLease::bucket,
+                    (st, lease) -> bindFence(s, st, 1, lease, me));
             // S13: a claim is conditional on the exact owner and expiry observed.
-            forEach(c, s.claimFreeLease, writes.claim().stream().filter(l -> l.owner() == null).toList(), false,
-                    (st, lease) -> {
+            inBatch(c, s.claimFreeLease, writes.claim().stream().filter(l -> l.owner() == null).toList(),
+                    BucketLease::bucket, (st, lease) -> {
                         s.dialect.setRelayId(st, 1, me);
                         st.setLong(2, writes.claimExpiresAtMillis());
                         st.setInt(3, lease.bucket());
                         st.setLong(4, lease.expiresAtMillis());
                     });
-            forEach(c, s.claimLease, writes.claim().stream().filter(l -> l.owner() != null).toList(), false,
-                    (st, lease) -> {
+            inBatch(c, s.claimLease, writes.claim().stream().filter(l -> l.owner() != null).toList(),
+                    BucketLease::bucket, (st, lease) -> {
                         s.dialect.setRelayId(st, 1, me);
                         st.setLong(2, writes.claimExpiresAtMillis());
                         bindFence(s, st, 3, lease, lease.owner());
@@ -856,6 +865,37 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Runs {@code statement} once per item as one JDBC batch (one round trip where the driver
+     * pipelines batches), in ascending bucket order: a driver that runs a batch in one implicit
+     * transaction (PostgreSQL's) then takes its row locks in the order every other batch takes
+     * them, so two relays' batches cannot deadlock. A failed batch throws the failing statement's
+     * own exception when the driver reports it, so lock conflicts and missing tables are
+     * recognised as for one statement.
+     */
+    private static <T> void inBatch(Connection c, String statement, Collection<T> items, ToIntFunction<T> bucket,
+                                    Binder<T> binder) throws SQLException {
+        if (items.isEmpty()) {
+            return;
+        }
+        List<T> ordered = new ArrayList<>(items);
+        ordered.sort(Comparator.comparingInt(bucket));
+        try (PreparedStatement st = c.prepareStatement(statement)) {
+            for (T item : ordered) {
+                binder.bind(st, item);
+                st.addBatch();
+            }
+            st.executeBatch();
+        } catch (BatchUpdateException e) {
+            SQLException cause = e.getNextException();
+            if (cause == null || cause == e) {
+                throw e;
+            }
+            cause.addSuppressed(e);
+            throw cause;
         }
     }
 
