@@ -2,10 +2,13 @@ package io.outbox.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.LeaseRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -84,6 +87,34 @@ class JdbcMeterTest {
             assertThat(postgres.backendPids()).containsExactly(r.getLong(1));
             assertThat(postgres.counts().statements()).isEqualTo(1);
             assertThat(postgres.counts().byKind()).isEqualTo(Map.of("SELECT other", 1L));
+        }
+    }
+
+    /** The JDBC store sends the keeps (or claims) of one acquisition as one batch: one call, a statement per bucket. */
+    @Test
+    void theLeaseWritesOfOneAcquisitionAreOneCall() throws Exception {
+        String prefix = "meter_" + UUID.randomUUID().toString().substring(0, 8) + "_";
+        try (JdbcDemoDatabase database = new JdbcDemoDatabase("jdbc:h2:mem:" + prefix + ";DB_CLOSE_DELAY=-1", null,
+                null, true, prefix, 2)) {
+            database.createSchema();
+            JdbcMeter counted = new JdbcMeter(database.tableNames());
+            try (CloseableOutboxStore store = database.openMeteredRelayStore(1, counted)) {
+                assertThat(store.acquireBucketLeases(LeaseRequest.of("relay-1", 8, Duration.ofSeconds(30))))
+                        .containsExactly(0, 1, 2, 3, 4, 5, 6, 7); // 8 claims of free leases
+                JdbcMeter.Counts claimed = counted.counts();
+                assertThat(store.acquireBucketLeases(new LeaseRequest("relay-1", 8, Duration.ofSeconds(30),
+                        List.of(0, 1, 2, 3, 4, 5, 6, 7)))).hasSize(8); // 8 keeps
+                JdbcMeter.Counts kept = counted.counts().minus(claimed);
+
+                assertThat(claimed.byKind()).containsEntry("UPDATE leases", 8L);
+                assertThat(kept.byKind()).containsEntry("UPDATE leases", 8L);
+                // Every other statement of an acquisition is one call; the 8 updates are one more.
+                assertThat(claimed.statements() - claimed.calls()).isEqualTo(7);
+                assertThat(kept.statements() - kept.calls()).isEqualTo(7);
+                // Heartbeat, stray-bucket probe (S8), heartbeats, leases, the keeps, the read-back.
+                assertThat(kept.calls()).isEqualTo(6);
+                assertThat(kept.statements()).isEqualTo(13);
+            }
         }
     }
 
