@@ -72,8 +72,8 @@ import javax.sql.DataSource;
  *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY bucket, id LIMIT ?}, read in
  *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
  *   <li>{@link #nextBatchExcluding} (C5, the relay's read ahead): the same statement with
- *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code id <> ALL (?)} with
- *       the ids as an array); above {@value #DELETE_CHUNK} ids on the other dialects, a
+ *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code AND NOT EXISTS
+ *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join); above {@value #DELETE_CHUNK} ids on the other dialects, a
  *       {@code nextBatch} of the batch size plus the ids, filtered.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
  *       {@value #DELETE_CHUNK} ids per statement; on PostgreSQL one

@@ -93,13 +93,20 @@ final class Sql {
 
     /**
      * A batch that leaves out the given ids (C5); parameters: bucket, the ids (PostgreSQL: one
-     * {@code bigint[]}), the limit. Same order and index as {@link #selectBatch}.
+     * {@code bigint[]}, left out by an anti-join with {@code unnest}), the limit. Same order and
+     * index as {@link #selectBatch}.
      */
     String selectBatchExcluding(int idCount) {
-        String excluded = dialect == JdbcDialect.POSTGRESQL ? q("id") + " <> ALL (?)"
-                : q("id") + " NOT IN (" + placeholders(idCount) + ")";
+        if (dialect == JdbcDialect.POSTGRESQL) {
+            // An anti-join (a merge over the primary key's order): "id <> ALL (?)" compares each row
+            // with every id in flight, which doubled the database's CPU per message in the bench.
+            return "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " m WHERE "
+                    + q("bucket") + " = ? AND NOT EXISTS (SELECT 1 FROM unnest(?::bigint[]) AS f(in_flight) WHERE "
+                    + "f.in_flight = m." + q("id") + ") ORDER BY " + q("bucket") + ", " + q("id") + " LIMIT ?";
+        }
         return "SELECT " + q("id") + ", " + columns(MESSAGE_COLUMNS) + " FROM " + messages + " WHERE "
-                + q("bucket") + " = ? AND " + excluded + " ORDER BY " + q("bucket") + ", " + q("id") + " LIMIT ?";
+                + q("bucket") + " = ? AND " + q("id") + " NOT IN (" + placeholders(idCount) + ") ORDER BY "
+                + q("bucket") + ", " + q("id") + " LIMIT ?";
     }
 
     /**
