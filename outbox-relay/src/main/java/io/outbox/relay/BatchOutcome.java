@@ -33,6 +33,11 @@ final class BatchOutcome {
         }
     }
 
+    /** The error recorded for record {@code index}; null when it was acknowledged or has no outcome yet. */
+    Throwable error(int index) {
+        return outcomes.get(index) instanceof Throwable t ? t : null;
+    }
+
     CompletableFuture<PublishResult> future() {
         return future;
     }

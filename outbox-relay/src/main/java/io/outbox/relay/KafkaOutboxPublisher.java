@@ -80,7 +80,9 @@ import org.slf4j.LoggerFactory;
  * ({@link FailureKind}, R12) and then sends row 1 alone until it succeeds or is dead-lettered, so
  * rows 2 and 3 are sent at most once more.
  * In the transactional mode the transaction of rows 2 and 3 is aborted: read_committed consumers
- * never see them before row 1.
+ * never see them before row 1. With rows 1, 2, 3 where row 2 is the bad one, the aborted
+ * transaction is followed by one of row 1 alone, so the result acknowledges 1 and fails row 2, in
+ * both modes.
  *
  * <p>Transactional mode (rules K5-K7, opt-in): with {@code transactions=true} and
  * {@code transactional.id.prefix} among the settings (standalone relay:
@@ -90,9 +92,11 @@ import org.slf4j.LoggerFactory;
  * bucket acquired ({@link #bucketsAcquired}); its {@code initTransactions()} fences every older
  * producer of the bucket, so a relay that lost the lease but still publishes gets
  * {@link BucketFencedException} instead of landing its batch. It closes it when the bucket is
- * released. Each batch is one transaction: a failed send aborts it and the result acknowledges
- * nothing; a commit acknowledges the whole batch. {@link #publish} then blocks its caller (a relay
- * store thread) until the commit or abort. A consumer with {@code isolation.level=read_committed}
+ * released. Each batch is one transaction: a failed send aborts it; a commit acknowledges the
+ * whole batch. A message that fails for a reason of its own at position k (a topic or partition
+ * problem, found before the transaction begins, or a record the producer refuses) leaves the k
+ * messages before it committed in a transaction without it: the result acknowledges k.
+ * {@link #publish} then blocks its caller (a relay store thread) until the commit or abort. A consumer with {@code isolation.level=read_committed}
  * then sees each key's first deliveries in enqueue order across partial failures and takeovers,
  * with repeats only as whole batches. One relay per transactional publisher; at most
  * {@link KafkaTransactions#maxBuckets()} buckets.
@@ -180,7 +184,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
             validate(this.producerConfig);
             this.transactional = new TransactionalPublishing(this.producerConfig, transactions, factory, this::record,
-                    this::awaitMetadata, this::partitionRefusal);
+                    this::refusal);
             LOG.info("Kafka outbox publisher in transactional mode transactionalIdPrefix={} maxBuckets={}",
                     transactions.transactionalIdPrefix(), transactions.maxBuckets());
             return;
@@ -329,12 +333,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         for (int i = 0; i < batch.size(); i++) {
             int index = i;
             OutboxMessage m = batch.get(i);
-            TopicMetadata topic = topics.computeIfAbsent(m.topic(), t -> topicMetadata(p, t));
-            if (topic.error() != null) {
-                outcome.complete(index, topic.error());
-                continue;
-            }
-            RuntimeException refused = partitionRefusal(m, topic.partitions());
+            RuntimeException refused = refusal(p, m, topics);
             if (refused != null) {
                 outcome.complete(index, refused);
                 continue;
@@ -353,22 +352,6 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                     messageIdHeader, replacedIdHeaders);
         }
         return outcome.future();
-    }
-
-    /**
-     * Waits once per topic for its metadata, so a broker that is down costs one max.block.ms per
-     * batch, not one per record. After a failed wait, batches for that topic fail at once for the
-     * next max.block.ms, so a sweep over many buckets does not wait once per bucket. The
-     * transactional mode's view of the metadata; it goes through the {@link TopicWatch} too.
-     */
-    private Map<String, Integer> awaitMetadata(Producer<byte[], byte[]> producer, List<OutboxMessage> batch) {
-        Map<String, Integer> partitionCounts = new HashMap<>();
-        for (OutboxMessage m : batch) {
-            if (!partitionCounts.containsKey(m.topic())) {
-                partitionCounts.put(m.topic(), watchedMetadata(producer, m.topic()));
-            }
-        }
-        return partitionCounts;
     }
 
     /**
@@ -402,8 +385,20 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         return new PartitionNotInTopicException(names + fresh + " partitions after a metadata refresh");
     }
 
+    /**
+     * Why {@code m} cannot be sent now, or null: its topic's metadata wait failed (explained by the
+     * {@link TopicDiagnosis}: a topic the cluster refuses is an {@link
+     * org.apache.kafka.common.errors.InvalidTopicException}, R12) or its partition is refused
+     * ({@link #partitionRefusal}). Both modes ask this of every message in batch order before
+     * sending it (K3); {@code topics} keeps one metadata answer per topic for the batch.
+     */
+    RuntimeException refusal(Producer<byte[], byte[]> producer, OutboxMessage m, Map<String, TopicMetadata> topics) {
+        TopicMetadata topic = topics.computeIfAbsent(m.topic(), t -> topicMetadata(producer, t));
+        return topic.error() != null ? topic.error() : partitionRefusal(m, topic.partitions());
+    }
+
     /** One topic's partition count (null when unknown) or the error of its metadata wait. */
-    private record TopicMetadata(Integer partitions, RuntimeException error) {
+    record TopicMetadata(Integer partitions, RuntimeException error) {
     }
 
     private TopicMetadata topicMetadata(Producer<byte[], byte[]> producer, String topic) {
@@ -426,7 +421,12 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         }
     }
 
-    /** The topic's partition count, or null when the producer does not report one. */
+    /**
+     * The topic's partition count, or null when the producer does not report one. Asked once per
+     * topic of a batch, so a broker that is down costs one max.block.ms per batch, not one per
+     * record. After a failed wait, batches for that topic fail at once for the next max.block.ms,
+     * so a sweep over many buckets does not wait once per bucket.
+     */
     private Integer awaitMetadata(Producer<byte[], byte[]> producer, String topic) {
         MetadataFailure recent = metadataFailures.get(topic);
         if (recent != null && System.nanoTime() - recent.untilNanos() < 0) {

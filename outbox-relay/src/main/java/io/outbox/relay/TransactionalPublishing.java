@@ -4,6 +4,7 @@ import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -33,8 +33,12 @@ import org.slf4j.LoggerFactory;
  * bucket, {@code transactional.id} {@code <prefix>-<bucket>}, created and initialized when the
  * relay reports the bucket acquired ({@code initTransactions()} fences every older producer of the
  * bucket and aborts its open transaction) and closed when the bucket is released or lost. Each
- * batch is one transaction: begin, send all, commit; any failed send aborts it and the result
- * acknowledges nothing. A fencing error becomes a {@link BucketFencedException}.
+ * batch is one transaction: begin, send all, commit; any failed send aborts it (K6). The result
+ * still names the message that failed (K3, R12): a topic or partition problem of message k is found
+ * before the transaction begins, so the transaction holds the k messages before it; a send of
+ * message k refused for a reason of its own aborts the transaction, and the k messages before it
+ * are committed in a transaction of their own. Either way the result acknowledges k and fails
+ * message k. A fencing error becomes a {@link BucketFencedException}.
  *
  * <p>Thread-safe. The relay publishes one batch per bucket at a time; a release may come from
  * another thread while a transaction is in flight, and the producer is then closed when that
@@ -47,6 +51,12 @@ final class TransactionalPublishing {
         Producer<byte[], byte[]> create(Map<String, Object> config);
     }
 
+    /** {@link KafkaOutboxPublisher#refusal}: why a message cannot be sent now, or null. */
+    interface SendCheck {
+        RuntimeException refusal(Producer<byte[], byte[]> producer, OutboxMessage message,
+                                 Map<String, KafkaOutboxPublisher.TopicMetadata> topics);
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
     private static final int INIT_THREADS = 8;
 
@@ -54,24 +64,20 @@ final class TransactionalPublishing {
     private final KafkaTransactions options;
     private final ProducerFactory factory;
     private final Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records;
-    private final BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata;
-    /** R12: why a message's partition is refused (after a metadata refresh), or null. */
-    private final BiFunction<OutboxMessage, Integer, RuntimeException> partitionRefusal;
+    /** K3, R12: a message's topic or partition problem, found before its transaction begins. */
+    private final SendCheck check;
     private final Map<Integer, BucketProducer> producers = new ConcurrentHashMap<>();
     private final Object lifecycle = new Object();
     private boolean relayAttached;
     private volatile boolean closed;
 
     TransactionalPublishing(Map<String, Object> baseConfig, KafkaTransactions options, ProducerFactory factory,
-                            Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records,
-                            BiFunction<Producer<byte[], byte[]>, List<OutboxMessage>, Map<String, Integer>> metadata,
-                            BiFunction<OutboxMessage, Integer, RuntimeException> partitionRefusal) {
+                            Function<OutboxMessage, ProducerRecord<byte[], byte[]>> records, SendCheck check) {
         this.baseConfig = Map.copyOf(baseConfig);
         this.options = options;
         this.factory = factory;
         this.records = records;
-        this.metadata = metadata;
-        this.partitionRefusal = partitionRefusal;
+        this.check = check;
     }
 
     KafkaTransactions options() {
@@ -255,33 +261,81 @@ final class TransactionalPublishing {
             }
         }
 
-        /** Runs under {@link #work}. */
+        /**
+         * Runs under {@link #work}. A topic or partition problem of message k (K3, R12) is found
+         * before the transaction begins: the k messages before it are the transaction, and the
+         * result acknowledges them and fails message k. A send that fails aborts the transaction
+         * (K6); when the failure is message k's own ({@link FailureKind#MESSAGE}, a record too
+         * large, say) and k > 0, the k messages before it are sent again in a transaction of their
+         * own, so the failure is counted against message k and not against the bucket's head
+         * (R12). A read_committed consumer sees the aborted copies never, the committed ones once.
+         */
         private PublishResult transaction(List<OutboxMessage> batch) {
             Producer<byte[], byte[]> p;
-            Map<String, Integer> partitionCounts;
             try {
                 p = ensureInitialized();
-                partitionCounts = metadata.apply(p, batch);
             } catch (RuntimeException e) {
                 return PublishResult.failure(0, classify(e));
             }
+            Map<String, KafkaOutboxPublisher.TopicMetadata> topics = new HashMap<>();
+            int end = batch.size();
+            RuntimeException refused = null;
+            for (int i = 0; i < batch.size() && refused == null; i++) {
+                refused = check.refusal(p, batch.get(i), topics);
+                end = refused == null ? batch.size() : i;
+            }
+            if (end == 0) {
+                return PublishResult.failure(0, refused); // nothing began: the producer can go on
+            }
+            PublishResult sent = inTransaction(p, batch.subList(0, end));
+            if (sent.failed() && sent.acknowledged() > 0
+                    && FailureKind.classify(sent.firstError()) == FailureKind.MESSAGE) {
+                int failedAt = sent.acknowledged();
+                LOG.debug("transaction aborted at message {} of {}; sending the {} before it in a transaction of "
+                        + "their own transactionalId={} error={}", failedAt, end, failedAt, transactionalId,
+                        LogText.oneLine(String.valueOf(sent.firstError())));
+                PublishResult before = producer == null ? PublishResult.failure(0, sent.firstError())
+                        : inTransaction(producer, batch.subList(0, failedAt));
+                return before.failed() ? PublishResult.failure(0, before.firstError())
+                        : PublishResult.failure(failedAt, sent.firstError());
+            }
+            if (sent.failed()) {
+                return PublishResult.failure(0, sent.firstError());
+            }
+            return refused == null ? sent : PublishResult.failure(end, refused);
+        }
+
+        /**
+         * Runs under {@link #work}: one transaction of {@code messages}. Committed: success. A
+         * record the producer refused as it was sent (its {@code send} failed at once: too large,
+         * say), after the abort: the failure at that record's index, for {@link #transaction}
+         * alone to read (nothing of it is acknowledged). Any other failure: at index 0, since the
+         * abort fails the records before the failed one with the same error.
+         */
+        private PublishResult inTransaction(Producer<byte[], byte[]> p, List<OutboxMessage> messages) {
             boolean open = false;
             try {
                 p.beginTransaction();
                 open = true;
-                BatchOutcome outcome = new BatchOutcome(batch.size());
-                for (int i = 0; i < batch.size(); i++) {
+                BatchOutcome outcome = new BatchOutcome(messages.size());
+                int refusedAt = -1;
+                for (int i = 0; i < messages.size() && refusedAt < 0; i++) {
                     int index = i;
-                    OutboxMessage m = batch.get(i);
-                    RuntimeException refused = partitionRefusal.apply(m, partitionCounts.get(m.topic()));
-                    if (refused != null) {
-                        outcome.complete(index, refused);
-                        continue;
-                    }
                     try {
-                        p.send(records.apply(m), (meta, error) -> outcome.complete(index, error));
+                        if (failedAtOnce(p.send(records.apply(messages.get(i)),
+                                (meta, error) -> outcome.complete(index, error)))) {
+                            refusedAt = i;
+                        }
                     } catch (RuntimeException e) {
                         outcome.complete(index, e);
+                        refusedAt = i;
+                    }
+                }
+                if (refusedAt >= 0) {
+                    // The transaction can only abort now: the records after the refused one are not sent.
+                    for (int i = refusedAt + 1; i < messages.size(); i++) {
+                        outcome.complete(i, new org.apache.kafka.common.errors.TransactionAbortedException(
+                                "not sent: record " + refusedAt + " of the transaction was refused"));
                     }
                 }
                 PublishResult sent = outcome.future().get();
@@ -293,11 +347,16 @@ final class TransactionalPublishing {
                     }
                     p.abortTransaction(); // K6: nothing of the batch becomes visible to read_committed consumers
                     open = false;
+                    if (refusedAt > 0 && FailureKind.classify(first) == FailureKind.MESSAGE) {
+                        // The records before the refused one fail with its error once the transaction aborts.
+                        Throwable own = outcome.error(refusedAt);
+                        return PublishResult.failure(refusedAt, own == null ? first : own);
+                    }
                     return PublishResult.failure(0, first);
                 }
                 p.commitTransaction();
                 open = false;
-                return PublishResult.success(batch.size());
+                return PublishResult.success(messages.size());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 discard();
@@ -308,6 +367,24 @@ final class TransactionalPublishing {
                     abortQuietly(p);
                 }
                 return PublishResult.failure(0, classify(cause));
+            }
+        }
+
+        /** Whether a send's future failed before {@code send} returned: the producer refused the record itself. */
+        private static boolean failedAtOnce(java.util.concurrent.Future<?> sent) {
+            if (sent == null || !sent.isDone()) {
+                return false;
+            }
+            try {
+                sent.get();
+                return false;
+            } catch (ExecutionException e) {
+                return true;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } catch (RuntimeException e) {
+                return true;
             }
         }
 

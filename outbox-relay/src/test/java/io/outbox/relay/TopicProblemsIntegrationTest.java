@@ -64,6 +64,71 @@ class TopicProblemsIntegrationTest {
                 .containsExactly(batch.get(0).messageId(), batch.get(1).messageId(), batch.get(3).messageId());
     }
 
+    /** One bucket's messages (the transactional mode takes a batch of one bucket). */
+    private static OutboxMessage oneBucket(String topic, String key, Integer partition) {
+        StringSerializer s = new StringSerializer();
+        return OutboxMessage.create(topic, key, "value-" + key, s, s, List.of(), 1, partition, Clock.systemUTC());
+    }
+
+    private KafkaOutboxPublisher transactionalPublisher(String prefix) {
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(Map.of("bootstrap.servers",
+                        KAFKA.broker().bootstrapServers(), "max.block.ms", 3000, "metadata.max.age.ms", 500))
+                .transactions(KafkaTransactions.builder(prefix + UUID.randomUUID()).build()).build();
+        publisher.bucketsAcquired(Set.of(0));
+        return publisher;
+    }
+
+    /**
+     * K3, K6, R12 in the transactional mode: the topic problem is found before the transaction
+     * begins, and the transaction holds the messages before it; nothing after it is sent.
+     */
+    @Test
+    void k3_k6_inTheTransactionalModeAnUncreatableTopicAtPositionKFailsMessageKAndTheMessagesBeforeItAreCommittedOnce()
+            throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String existing = "tx.k3" + suffix;
+        String colliding = "tx_k3" + suffix;
+        KAFKA.broker().createTopic(existing, 1);
+        List<OutboxMessage> batch = List.of(oneBucket(existing, "a", null), oneBucket(existing, "b", null),
+                oneBucket(colliding, "c", null), oneBucket(existing, "d", null));
+
+        PublishResult result;
+        try (KafkaOutboxPublisher publisher = transactionalPublisher("tx-k3-")) {
+            result = publisher.publish(batch).get(60, TimeUnit.SECONDS);
+        }
+
+        assertThat(result.acknowledged()).as("the two messages before the bad topic").isEqualTo(2);
+        assertThat(result.firstError()).as("%s", result.firstError())
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class)
+                .hasMessageContaining("topic '" + colliding + "' cannot be created");
+        assertThat(FailureKind.classify(result.firstError())).isEqualTo(FailureKind.MESSAGE);
+        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing, "read_committed"))
+                .extracting(TopicReader::messageId).as("committed once each, in order; none after the bad one")
+                .containsExactly(batch.get(0).messageId(), batch.get(1).messageId());
+    }
+
+    /** R12 in the transactional mode: a partition the topic lacks at position k fails message k alone. */
+    @Test
+    void r12_k6_inTheTransactionalModeAPartitionTheTopicLacksAtPositionKFailsMessageKAlone() throws Exception {
+        String topic = "tx-small-" + UUID.randomUUID();
+        KAFKA.broker().createTopic(topic, 2);
+        OutboxMessage missing = oneBucket(topic, "x", 5);
+        List<OutboxMessage> batch = List.of(oneBucket(topic, "a", 1), oneBucket(topic, "b", 0), missing,
+                oneBucket(topic, "d", 1));
+
+        PublishResult result;
+        try (KafkaOutboxPublisher publisher = transactionalPublisher("tx-r12-")) {
+            result = publisher.publish(batch).get(60, TimeUnit.SECONDS);
+        }
+
+        assertThat(result.acknowledged()).isEqualTo(2);
+        assertThat(result.firstError()).isInstanceOf(PartitionNotInTopicException.class)
+                .hasMessageContaining(missing.messageId().toString());
+        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
+                .extracting(TopicReader::messageId)
+                .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
+    }
+
     @Test
     void k3_aTopicRecreatedWithAnotherPartitionCountIsLoggedOnceAtErrorNamingTheTopicAndBothCounts()
             throws Exception {
