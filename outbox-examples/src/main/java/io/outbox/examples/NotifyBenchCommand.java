@@ -136,7 +136,16 @@ final class NotifyBenchCommand implements Callable<Integer> {
 
     /** One mode's figures. */
     record Result(String mode, int count, double ratePerSecond, long p50, long p95, long p99, long max, int lost,
-                  long hintsDropped, String load) {
+                  long hintsDropped, String load, Split split) {
+    }
+
+    /**
+     * Where the time went, in milliseconds of the wall clock (the record's CreateTime, stamped by
+     * the relay's producer at send): from the commit to the relay's send (the hint or poll, the
+     * relay's read) and from the send to the consumer (the broker's acknowledgement path and the
+     * consumer's fetch).
+     */
+    record Split(long toSendP50, long toSendP99, long toConsumeP50, long toConsumeP99) {
     }
 
     /** The machine's 1-minute load average, from /proc/loadavg; "?" where there is none. */
@@ -199,6 +208,14 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     r.hintsDropped(), r.load());
             lost += r.lost();
         }
+        out.println("where the time went (wall clock, ms; the send is the record's CreateTime, stamped by the relay's "
+                + "producer):");
+        out.printf(Locale.ROOT, "%-9s %20s %20s %22s %22s%n", "mode", "commit-to-send p50", "commit-to-send p99",
+                "send-to-consume p50", "send-to-consume p99");
+        for (Result r : results) {
+            out.printf(Locale.ROOT, "%-9s %20d %20d %22d %22d%n", r.mode(), r.split().toSendP50(),
+                    r.split().toSendP99(), r.split().toConsumeP50(), r.split().toConsumeP99());
+        }
         if (idle != null) {
             out.println(idle);
         }
@@ -232,8 +249,10 @@ final class NotifyBenchCommand implements Callable<Integer> {
         List<Process> processes = new ArrayList<>();
         Map<UUID, Long> committed = new ConcurrentHashMap<>();
         Map<UUID, Long> consumed = new ConcurrentHashMap<>();
+        Map<UUID, Long> committedWall = new ConcurrentHashMap<>();
+        Map<UUID, long[]> sentAndArrivedWall = new ConcurrentHashMap<>();
         AtomicLong measuredFrom = new AtomicLong(Long.MAX_VALUE);
-        Consumer consumer = new Consumer(broker.bootstrapServers(), topic, consumed);
+        Consumer consumer = new Consumer(broker.bootstrapServers(), topic, consumed, sentAndArrivedWall);
         NotificationTransport transport = null;
         OutboxNotifier notifier = null;
         try {
@@ -262,7 +281,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
             ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor();
             ExecutorService writers = Executors.newFixedThreadPool(4);
             long start = System.nanoTime();
-            ticks.scheduleAtFixedRate(() -> writers.execute(() -> writeOne(pool, tx, topic, committed, measuredFrom)),
+            ticks.scheduleAtFixedRate(() -> writers.execute(() -> writeOne(pool, tx, topic, committed, committedWall)),
                     0, periodNanos, TimeUnit.NANOSECONDS);
             Thread.sleep(warmupSeconds * 1_000L);
             measuredFrom.set(System.nanoTime());
@@ -278,6 +297,8 @@ final class NotifyBenchCommand implements Callable<Integer> {
                 Thread.sleep(100);
             }
             List<Long> latencies = new ArrayList<>();
+            List<Long> toSend = new ArrayList<>();
+            List<Long> toConsume = new ArrayList<>();
             int lost = 0;
             for (Map.Entry<UUID, Long> c : committed.entrySet()) {
                 Long arrived = consumed.get(c.getKey());
@@ -285,8 +306,18 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     lost++;
                 } else if (c.getValue() >= measuredFrom.get() && c.getValue() < measuredTo) {
                     latencies.add(Math.max(0, arrived - c.getValue()));
+                    long[] wall = sentAndArrivedWall.get(c.getKey());
+                    Long committedAt = committedWall.get(c.getKey());
+                    if (wall != null && committedAt != null) {
+                        toSend.add(Math.max(0, wall[0] - committedAt));
+                        toConsume.add(Math.max(0, wall[1] - wall[0]));
+                    }
                 }
             }
+            long[] send = toSend.stream().mapToLong(Long::longValue).sorted().toArray();
+            long[] consume = toConsume.stream().mapToLong(Long::longValue).sorted().toArray();
+            Split split = new Split(percentile(send, 50), percentile(send, 99), percentile(consume, 50),
+                    percentile(consume, 99));
             long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
             double ratePerSecond = sorted.length / ((measuredTo - measuredFrom.get()) / 1e9);
             long dropped = notifier == null ? 0 : notifier.stats().dropped();
@@ -294,7 +325,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     + logs.toAbsolutePath() + "/" + prefix + "relay-*.log");
             err.flush();
             return new Result(mode, sorted.length, ratePerSecond, percentile(sorted, 50), percentile(sorted, 95),
-                    percentile(sorted, 99), sorted.length == 0 ? 0 : sorted[sorted.length - 1], lost, dropped, load);
+                    percentile(sorted, 99), sorted.length == 0 ? 0 : sorted[sorted.length - 1], lost, dropped, load, split);
         } finally {
             consumer.close();
             if (notifier != null) {
@@ -316,7 +347,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
     }
 
     private void writeOne(HikariDataSource pool, JdbcOutboxTransactions tx, String topic, Map<UUID, Long> committed,
-                          AtomicLong measuredFrom) {
+                          Map<UUID, Long> committedWall) {
         List<OutboxMessage> messages = new ArrayList<>(txMessages);
         for (int i = 0; i < txMessages; i++) {
             String key = "customer-" + ThreadLocalRandom.current().nextInt(1_000);
@@ -328,7 +359,11 @@ final class NotifyBenchCommand implements Callable<Integer> {
                 return null;
             });
             long at = System.nanoTime();
-            messages.forEach(m -> committed.put(m.messageId(), at));
+            long wall = System.currentTimeMillis();
+            messages.forEach(m -> {
+                committedWall.put(m.messageId(), wall);
+                committed.put(m.messageId(), at);
+            });
         } catch (Exception e) {
             System.err.println("[notify-bench] a write failed: " + e);
         }
@@ -462,7 +497,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
         private final Thread thread;
         private volatile boolean closed;
 
-        Consumer(String bootstrap, String topic, Map<UUID, Long> consumed) {
+        Consumer(String bootstrap, String topic, Map<UUID, Long> consumed, Map<UUID, long[]> sentAndArrivedWall) {
             thread = new Thread(() -> {
                 Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                         ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
@@ -475,8 +510,12 @@ final class NotifyBenchCommand implements Callable<Integer> {
                     while (!closed) {
                         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(20))) {
                             long now = System.nanoTime();
+                            long wall = System.currentTimeMillis();
                             Header h = r.headers().lastHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER);
-                            consumed.putIfAbsent(UUID.fromString(new String(h.value(), StandardCharsets.UTF_8)), now);
+                            UUID id = UUID.fromString(new String(h.value(), StandardCharsets.UTF_8));
+                            if (consumed.putIfAbsent(id, now) == null) {
+                                sentAndArrivedWall.put(id, new long[] {r.timestamp(), wall});
+                            }
                         }
                     }
                 }

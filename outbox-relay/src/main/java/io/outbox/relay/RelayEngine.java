@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
  * its next batch as soon as its last one is done, whatever the other buckets are doing.
  *
  * <p>The pipelined drain ({@link RelayOptions#prefetch()}, with a store that has capability C5
- * {@link ReadAhead}): a task whose batch came back full reads the bucket's next batch, leaving out
- * the batch in flight, while that batch is being published, and ends once both the publish (with
- * its delete) and that read are done. The publishing thread keeps the batch read ahead only when
+ * {@link ReadAhead}): a task whose batch came back full, or whose bucket is hinted while it runs
+ * (a commit the task's read may have missed, R8), reads the bucket's next batch, leaving out the
+ * batch in flight, while that batch is being published or deleted, and ends once both the publish
+ * (with its delete) and that read are done. The publishing thread keeps the batch read ahead only when
  * the publish was acknowledged whole; the bucket's next task then publishes it without reading,
  * provided the leases had no break since the earlier task checked its lease ({@link
  * LeaseTable#breaks()}, R1) and the head has no counted failure (R12). Any failure, lost lease,
@@ -131,6 +132,12 @@ final class RelayEngine {
         List<OutboxMessage> ahead;
         /** Parts still running (the publish with its delete, the read ahead); the last one reports. */
         final AtomicInteger parts = new AtomicInteger(1);
+        /** Set by the publishing thread: the bucket was hinted while this task ran (R8). */
+        volatile boolean hinted;
+        /** Set once {@link #batch} is final and its publish starts. */
+        volatile boolean publishing;
+        /** Whether a read ahead was started for this task (at most one). */
+        final java.util.concurrent.atomic.AtomicBoolean aheadClaimed = new java.util.concurrent.atomic.AtomicBoolean();
 
         Task(int bucket) {
             this.bucket = bucket;
@@ -183,6 +190,8 @@ final class RelayEngine {
     private final Map<Integer, ReadBatch> readAheads = new HashMap<>();
     /** Buckets with a task submitted whose outcome is not applied yet. */
     private final BitSet busy = new BitSet();
+    /** The task of each busy bucket; publishing thread only. */
+    private final Map<Integer, Task> running = new HashMap<>();
     /**
      * Busy buckets the last acquisition kept that the plan may give up once they are idle (R11):
      * the end of one's task makes the next acquisition due.
@@ -391,6 +400,10 @@ final class RelayEngine {
                 if (busy.get(bucket) || readAheads.containsKey(bucket)) {
                     hintedWhileBusy.set(bucket); // the batch read (or read ahead) may be behind the commit
                 }
+                Task runningTask = running.get(bucket);
+                if (runningTask != null) {
+                    hintedDuringTask(runningTask);
+                }
             }
         }
         ready.and(publishable);
@@ -503,6 +516,7 @@ final class RelayEngine {
             return false;
         }
         busy.set(bucket);
+        running.put(bucket, task);
         return true;
     }
 
@@ -557,8 +571,9 @@ final class RelayEngine {
                 return;
             }
             task.batch = batch;
-            boolean ahead = readAhead != null && task.corrupt == null && task.limit == options.batchSize()
-                    && batch.size() == task.limit;
+            task.publishing = true; // after the batch: a hint from now on may start the read ahead itself
+            boolean ahead = mayReadAhead(task) && (batch.size() == task.limit || task.hinted)
+                    && task.aheadClaimed.compareAndSet(false, true);
             if (ahead) {
                 task.parts.incrementAndGet(); // before the publish, whose end may report at once
             }
@@ -569,6 +584,32 @@ final class RelayEngine {
         } catch (RuntimeException | Error e) {
             task.error = e;
             done(task, Outcome.FAILED);
+        }
+    }
+
+    /** Whether the task's batch may have a read ahead (C5): prefetch on, no corrupt row, no counted failure. */
+    private boolean mayReadAhead(Task task) {
+        return readAhead != null && task.corrupt == null && task.limit == options.batchSize();
+    }
+
+    /**
+     * R8 with the pipelined drain: a commit hinted while the bucket's task runs is read ahead at
+     * once (leaving out the task's batch), so the bucket's next task publishes it as soon as this
+     * one ends, without a read of its own. Runs on the publishing thread; the task's thread
+     * starts the read itself when the hint came before its publish began.
+     */
+    private void hintedDuringTask(Task task) {
+        if (readAhead == null) {
+            return;
+        }
+        task.hinted = true;
+        if (task.publishing && mayReadAhead(task) && task.aheadClaimed.compareAndSet(false, true)
+                && task.parts.getAndUpdate(p -> p > 0 ? p + 1 : p) > 0) {
+            try {
+                storeWork.execute(() -> readAhead(task));
+            } catch (RejectedExecutionException e) {
+                partDone(task);
+            }
         }
     }
 
@@ -743,6 +784,7 @@ final class RelayEngine {
 
     private void apply(Task task) {
         busy.clear(task.bucket);
+        running.remove(task.bucket);
         if (keptWhileBusy.get(task.bucket)) {
             // R11: the plan may give this bucket up now that its task ended; ask soon, not a renew interval later.
             keptWhileBusy.clear(task.bucket);
@@ -846,10 +888,10 @@ final class RelayEngine {
         } else {
             retries.remove(bucket);
             LOG.debug("published relayId={} bucket={} count={}", relayId, bucket, acknowledged);
-            if (task.batch.size() < task.limit) {
-                ready.clear(bucket);
-            } else if (task.ahead != null && !task.ahead.isEmpty()) {
+            if (task.ahead != null && !task.ahead.isEmpty()) {
                 readAheads.put(bucket, new ReadBatch(task.ahead, task.breaks));
+            } else if (task.batch.size() < task.limit) {
+                ready.clear(bucket);
             }
         }
         checkPublishBudget(task);

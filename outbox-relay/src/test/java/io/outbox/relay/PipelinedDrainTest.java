@@ -168,6 +168,54 @@ class PipelinedDrainTest {
     }
 
     /**
+     * R8 with prefetch: a commit hinted while its bucket's batch (not full) is published is read
+     * ahead during that publish, leaving the batch in flight out, and the bucket's next publish
+     * sends it as soon as the first is acknowledged, without a read from the head. When the
+     * publish fails instead, the batch read ahead is never sent: the bucket reads from its head.
+     */
+    @Test
+    void r8_aCommitHintedDuringAPublishIsReadAheadAndSentWithoutAnotherRead() {
+        for (boolean fail : new boolean[] {false, true}) {
+            List<String> events = new CopyOnWriteArrayList<>();
+            ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
+            List<OutboxMessage> all = messages(TOPIC, keyFor(0, 1), 5, 1, Clock.systemUTC());
+            store.delegate.enqueue(all.subList(0, 3));
+            ScriptedPublisher publisher = new ScriptedPublisher().hold();
+            try (OutboxRelay relay = OutboxRelay.builder(store, publisher).options(options().build()).build()) {
+                relay.start();
+                await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() == 1);
+                assertThat(store.readAheadCalls.get()).as("a batch that is not full has no read ahead by itself")
+                        .isZero();
+                store.delegate.enqueue(all.subList(3, 5));
+                relay.wakeUp(List.of(0));
+                await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("read-ahead end"));
+                int headReads = store.nextBatchCalls.get();
+                if (fail) {
+                    publisher.calls().get(0).future().complete(PublishResult.failure(0, new TimeoutException("x")));
+                } else {
+                    publisher.calls().get(0).succeed();
+                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> publisher.calls().size() >= 2);
+                if (fail) {
+                    assertThat(publisher.calls().get(1).ids()).as("after the failure: from the head")
+                            .isEqualTo(ids(all));
+                    assertThat(store.nextBatchCalls.get()).isGreaterThan(headReads);
+                } else {
+                    assertThat(publisher.calls().get(1).ids()).as("the hinted commit, read ahead")
+                            .isEqualTo(ids(all.subList(3, 5)));
+                    assertThat(store.nextBatchCalls.get()).as("no read from the head before it").isEqualTo(headReads);
+                }
+                publisher.answer(batch -> PublishResult.success(batch.size()));
+                publisher.calls().forEach(ScriptedPublisher.Call::succeed);
+                await().atMost(Duration.ofSeconds(10)).until(() -> store.pending() == 0);
+            }
+            assertThat(firstDeliveries(publisher)).as("fail=%s: first deliveries in enqueue order, none lost", fail)
+                    .containsExactlyElementsOf(ids(all));
+            assertThat(store.deletedIds()).as("deleted once each, in order").containsExactlyElementsOf(ids(all));
+        }
+    }
+
+    /**
      * R2, R3: a publish that fails after the next batch was read ahead: that batch is never sent;
      * the bucket reads from its head again, from the first unacknowledged message, and the
      * consumer sees no record out of order and none lost.
