@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
-import io.outbox.embedded.EmbeddedKafkaBroker;
 import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.NotificationTransport;
 import io.outbox.relay.NotificationTransports;
@@ -70,7 +69,7 @@ import picocli.CommandLine.Spec;
                     + "relays run as standalone-relay processes (the executable jar), a consumer here measures "
                     + "p50/p95/p99 from each commit to its record's arrival; for polling only, Redis pub/sub and "
                     + "PostgreSQL LISTEN/NOTIFY. Then the store calls per second of an idle relay holding buckets, "
-                    + "at the default settings. The Kafka broker runs in this process."},
+                    + "at the default settings. The Kafka broker runs in this process unless --bootstrap-servers names one."},
         exitCodeListHeading = OutboxExamples.EXIT_CODE_LIST_HEADING, exitCodeList = {
             "0:the benchmark ran to its end and nothing was lost", "1:committed messages were never consumed",
             OutboxExamples.EXIT_CODES_2, "3:the benchmark failed (a server unreachable, a relay not starting)"})
@@ -95,6 +94,11 @@ final class NotifyBenchCommand implements Callable<Integer> {
     @Option(names = "--redis-uri", paramLabel = "URI", defaultValue = "redis://127.0.0.1:6379",
             description = "Redis for the redis mode (default: ${DEFAULT-VALUE}).")
     private String redisUri;
+
+    @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
+            description = "An existing Kafka cluster, such as a broker in its own process (./demo broker --port 9092). "
+                    + "Default: a single-node broker started in this process, beside the writers and the consumer.")
+    private String bootstrapServers;
 
     @Option(names = "--relay-jar", paramLabel = "JAR",
             description = "The standalone relay's executable jar (default: outbox-relay-app/target/"
@@ -182,7 +186,13 @@ final class NotifyBenchCommand implements Callable<Integer> {
         config.setUsername(jdbcUser);
         config.setPassword(jdbcPassword);
         config.setMaximumPoolSize(8);
-        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(); HikariDataSource pool = new HikariDataSource(config)) {
+        if (bootstrapServers != null && bootstrapServers.isBlank()) {
+            throw new ParameterException(commandLine, "--bootstrap-servers must not be empty");
+        }
+        String where;
+        try (DemoKafka broker = DemoKafka.connect(bootstrapServers, err);
+             HikariDataSource pool = new HikariDataSource(config)) {
+            where = broker.embedded() ? "broker in this process" : "broker at " + broker.bootstrapServers();
             for (String mode : modes) {
                 err.println("[notify-bench] " + mode + ": " + relays + " relay processes, " + rate + " msg/s for "
                         + warmupSeconds + " s warm-up + " + seconds + " s");
@@ -194,11 +204,12 @@ final class NotifyBenchCommand implements Callable<Integer> {
                 err.flush();
                 idle = idle(broker, pool);
             }
+            broker.deleteCreatedTopics(err);
         }
         out.println();
         out.printf(Locale.ROOT, "commit-to-consume latency, PostgreSQL, %d msg/s (%d per transaction), %d relay "
-                + "processes, %d buckets, %d s measured per mode; %d cores, load 1m = the machine's load average%n",
-                rate, txMessages, relays, buckets, seconds, Runtime.getRuntime().availableProcessors());
+                + "processes, %d buckets, %s, %d s measured per mode; %d cores, load 1m = the machine's load average%n",
+                rate, txMessages, relays, buckets, where, seconds, Runtime.getRuntime().availableProcessors());
         out.printf(Locale.ROOT, "%-9s %9s %8s %8s %8s %8s %8s %6s %13s %10s%n", "mode", "messages", "msg/s", "p50 ms",
                 "p95 ms", "p99 ms", "max ms", "lost", "hints dropped", "load 1m");
         int lost = 0;
@@ -238,7 +249,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
                 + ": build it (mvn -pl outbox-relay-app -am -DskipTests package) or pass --relay-jar");
     }
 
-    private Result runMode(String mode, EmbeddedKafkaBroker broker, HikariDataSource pool, Path jar, PrintWriter err)
+    private Result runMode(String mode, DemoKafka broker, HikariDataSource pool, Path jar, PrintWriter err)
             throws Exception {
         String prefix = "nb_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
         String topic = prefix.replace('_', '-') + mode;
@@ -441,7 +452,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
      * An idle relay at the default settings on its own tables, holding every bucket, watched for
      * {@code --idle-seconds}: once polling only, once with the Redis transport listening.
      */
-    private String idle(EmbeddedKafkaBroker broker, HikariDataSource pool) throws Exception {
+    private String idle(DemoKafka broker, HikariDataSource pool) throws Exception {
         StringBuilder text = new StringBuilder();
         for (String mode : List.of("polling", "redis")) {
             String prefix = "nbi_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
