@@ -57,7 +57,12 @@ final class NotifySettings {
      * @throws OutboxMisconfigurationException naming an unknown transport or setting
      */
     static NotifySettings of(Map<String, String> notify, String storeName, Map<String, String> storeSettings) {
-        String name = notify.getOrDefault(TRANSPORT, NONE).trim();
+        String name = notify.getOrDefault(TRANSPORT, NONE);
+        String problem = io.outbox.spi.support.OutboxStoreConfig.notAsWritten(name);
+        if (problem != null) {
+            throw new OutboxMisconfigurationException(TRANSPORT + "=" + io.outbox.spi.support.OutboxStoreConfig
+                    .quoted(name) + " " + problem);
+        }
         Set<String> others = new TreeSet<>(notify.keySet());
         others.remove(TRANSPORT);
         if (name.isEmpty() || name.equals(NONE)) {

@@ -133,9 +133,13 @@ final class RelayConfiguration {
             throw new OutboxMisconfigurationException("no store selected: set '" + STORE + "' (environment "
                     + EnvironmentVariables.variableFor(STORE) + ") to one of " + providerNames());
         }
+        if (OutboxStoreConfig.notAsWritten(storeName) != null) {
+            throw new OutboxMisconfigurationException(STORE + "=" + OutboxStoreConfig.quoted(storeName) + " "
+                    + OutboxStoreConfig.notAsWritten(storeName) + fromVariable(env.variables().get(STORE)));
+        }
         OutboxStoreProvider provider;
         try {
-            provider = OutboxStores.provider(storeName.trim());
+            provider = OutboxStores.provider(storeName);
         } catch (OutboxMisconfigurationException e) {
             throw new OutboxMisconfigurationException(STORE + "=" + storeName
                     + fromVariable(env.variables().get(STORE)) + ": " + e.getMessage(), e);
@@ -409,6 +413,7 @@ final class RelayConfiguration {
                         + storeKeysAsWritten(e.getMessage()), e);
             }
         }
+        requireRelayAndNotifyValuesAsWritten();
         Map<String, String> engineSettings = new TreeMap<>(relaySettings);
         Map<String, String> publisherSettings = new TreeMap<>();
         for (String name : PUBLISHER_OPTIONS) {
@@ -445,6 +450,37 @@ final class RelayConfiguration {
                 KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, KafkaTransactions.MAX_BUCKETS_CONFIG));
         return new Resolved(options, messageIdHeader, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
+    }
+
+    /**
+     * The store's rule for text values ({@link OutboxStoreConfig#notAsWritten}) applied to the
+     * relay's own text options ({@code relay.id}, {@code relay.message.id.header}) and to every
+     * {@code notify.*} value: {@code relay.id=relay-1 } must not silently become {@code relay-1}.
+     * A secret's value is never shown. Kafka settings are Kafka's to parse.
+     */
+    private void requireRelayAndNotifyValuesAsWritten() {
+        Map<String, ConfigDef.ConfigKey> definitions = new TreeMap<>(RelayOptions.configDef().configKeys());
+        definitions.putAll(KafkaOutboxPublisher.configDef().configKeys());
+        relaySettings.forEach((option, value) -> {
+            ConfigDef.ConfigKey key = definitions.get(option);
+            if (key != null && (key.type == ConfigDef.Type.STRING || key.type == ConfigDef.Type.PASSWORD)) {
+                requireAsWritten(relayFileKey(option), value);
+            }
+        });
+        notifySettings.settings().forEach((setting, value) -> requireAsWritten(NotifySettings.PREFIX
+                + notifySettings.transport() + "." + setting, value));
+    }
+
+    private void requireAsWritten(String key, String value) {
+        String problem = value == null ? null : OutboxStoreConfig.notAsWritten(value);
+        if (problem != null) {
+            String shown = secretKeys.contains(key) || Redactor.isSecretKey(key) ? Redactor.HIDDEN
+                    : OutboxStoreConfig.quoted(value);
+            String origin = origins.get(key);
+            throw new OutboxMisconfigurationException(key + "=" + shown + " " + problem
+                    + (origin != null && origin.startsWith(ENVIRONMENT) ? "; " + key + " came from environment "
+                    + "variable " + origin.substring(ENVIRONMENT.length()) : ""));
+        }
     }
 
     /**

@@ -71,18 +71,41 @@ public final class OutboxStoreConfig extends AbstractConfig {
         if (value == null || (key.type != ConfigDef.Type.STRING && key.type != ConfigDef.Type.PASSWORD)) {
             return;
         }
-        boolean padded = !value.equals(value.strip()) || !value.equals(value.trim());
-        boolean control = value.chars().anyMatch(Character::isISOControl);
-        if (padded || control) {
-            String shown = key.type == ConfigDef.Type.PASSWORD ? Password.HIDDEN : describe(value);
+        String problem = notAsWritten(value);
+        if (problem != null) {
+            String shown = key.type == ConfigDef.Type.PASSWORD ? Password.HIDDEN : quoted(value);
             throw new OutboxMisconfigurationException("invalid setting for the '" + storeName + "' outbox store: "
-                    + key.name + "=" + shown + " " + (control ? "holds a control character" : "starts or ends with "
-                    + "whitespace") + "; values are taken as written, never trimmed");
+                    + key.name + "=" + shown + " " + problem);
         }
     }
 
-    /** The value quoted, with control characters and non-ASCII whitespace as escapes. */
-    private static String describe(String value) {
+    /**
+     * What keeps a text value from being taken as written: Kafka's parser (and {@code trim()})
+     * would drop white space at either end, and a control character (a NUL, a tab) is never part
+     * of a name or identifier. The same rule holds for every text setting of the standalone relay.
+     *
+     * @param value the value as written; not null
+     * @return null when the value is fine, else the reason, such as
+     *     {@code holds a control character; values are taken as written, never trimmed}
+     */
+    public static String notAsWritten(String value) {
+        boolean padded = !value.equals(value.strip()) || !value.equals(value.trim());
+        boolean control = value.chars().anyMatch(Character::isISOControl);
+        if (!padded && !control) {
+            return null;
+        }
+        return (control ? "holds a control character" : "starts or ends with whitespace")
+                + "; values are taken as written, never trimmed";
+    }
+
+    /**
+     * The value quoted, with control characters and non-ASCII whitespace as escapes
+     * (a NUL as a backslash, u and 0000), for a message about a value that is no secret.
+     *
+     * @param value the value; not null
+     * @return the quoted value
+     */
+    public static String quoted(String value) {
         StringBuilder out = new StringBuilder("'");
         value.codePoints().forEach(c -> {
             if (c != ' ' && (Character.isISOControl(c) || Character.isWhitespace(c) || Character.isSpaceChar(c))) {
