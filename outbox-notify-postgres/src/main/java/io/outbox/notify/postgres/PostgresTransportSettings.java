@@ -60,7 +60,8 @@ public record PostgresTransportSettings(String url, String user, String password
         Objects.requireNonNull(reconnectMaxBackoff, "reconnectMaxBackoff must not be null");
         if (url == null || !url.startsWith("jdbc:postgresql:")) {
             throw new OutboxMisconfigurationException("notification setting " + URL + " must be a PostgreSQL JDBC URL "
-                    + "(jdbc:postgresql://host:port/database), was " + (url == null ? "not set" : "'" + url + "'"));
+                    + "(jdbc:postgresql://host:port/database), was " + (url == null ? "not set"
+                    : "another kind of URL (value hidden)"));
         }
         if (org.postgresql.Driver.parseURL(url, null) == null) {
             // A URL the driver can never parse would be retried as if the database were down. Neither
@@ -69,6 +70,7 @@ public record PostgresTransportSettings(String url, String user, String password
                     + "driver cannot parse (value hidden; check host, a numeric port and database, and give "
                     + "credentials in " + USER + " and " + PASSWORD + ", not before the host)");
         }
+        requireDriverChoices(url);
         if (!channel.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
             throw new OutboxMisconfigurationException("notification setting " + CHANNEL + "='" + channel
                     + "' must be 1 to 63 characters of [A-Za-z0-9_], not starting with a digit");
@@ -93,6 +95,28 @@ public record PostgresTransportSettings(String url, String user, String password
      */
     public static Builder builder(String url) {
         return new Builder(url);
+    }
+
+    /**
+     * Refuses a URL property whose value is not one the driver lists for it ({@code sslmode=bogus}):
+     * pgjdbc refuses it on every connection attempt, so the listener would retry for ever.
+     */
+    private static void requireDriverChoices(String url) {
+        java.sql.DriverPropertyInfo[] properties;
+        try {
+            properties = new org.postgresql.Driver().getPropertyInfo(url, new java.util.Properties());
+        } catch (RuntimeException e) {
+            return; // parseURL above decided already
+        }
+        for (java.sql.DriverPropertyInfo property : properties) {
+            if (property.value != null && property.choices != null && property.choices.length > 0
+                    && !java.util.Arrays.stream(property.choices).allMatch(c -> c.matches("[0-9.]+"))
+                    && java.util.Arrays.stream(property.choices).noneMatch(property.value::equalsIgnoreCase)) {
+                throw new OutboxMisconfigurationException("notification setting " + URL + ": the PostgreSQL driver "
+                        + "accepts only " + String.join(", ", property.choices) + " for its property '"
+                        + property.name + "' (value hidden)");
+            }
+        }
     }
 
     /**

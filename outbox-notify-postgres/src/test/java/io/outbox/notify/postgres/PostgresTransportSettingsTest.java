@@ -21,6 +21,19 @@ class PostgresTransportSettingsTest {
         }
     }
 
+    /** pgjdbc refuses {@code sslmode=bogus} on every connection: refused here, not retried by the listener. */
+    @Test
+    void n5_aUrlPropertyValueTheDriverDoesNotListIsAMisconfigurationWithItsValueHidden() {
+        assertThatThrownBy(() -> PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL,
+                "jdbc:postgresql://127.0.0.1:5432/test?sslmode=bogus&password=pw-4412")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContainingAll(PostgresTransportSettings.URL, "'sslmode'", "verify-full", "value hidden")
+                .hasMessageNotContaining("pw-4412").hasMessageNotContaining("bogus");
+        assertThatThrownBy(() -> PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL,
+                "jdbc:mysql://u:pw-4413@h/db"))).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("must be a PostgreSQL JDBC URL").hasMessageNotContaining("pw-4413");
+    }
+
     @Test
     void n5_aUrlTheDriverParsesIsAccepted() {
         assertThat(PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL,

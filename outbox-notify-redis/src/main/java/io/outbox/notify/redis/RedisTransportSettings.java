@@ -53,11 +53,17 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         Objects.requireNonNull(channel, "channel must not be null");
         Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
         Objects.requireNonNull(reconnectMaxDelay, "reconnectMaxDelay must not be null");
+        RedisURI parsed;
         try {
-            RedisURI.create(uri);
+            parsed = RedisURI.create(uri);
         } catch (RuntimeException e) {
             throw new OutboxMisconfigurationException("notification setting " + URI + " is not a Redis URI "
                     + "(redis://host:port): " + e.getMessage(), e);
+        }
+        if (parsed.getSocket() == null && parsed.getSentinels().isEmpty() && !isHost(parsed.getHost())) {
+            // Lettuce takes redis://h:notaport as the host "h:notaport" on port 6379: it can never connect.
+            throw new OutboxMisconfigurationException("notification setting " + URI + " is not a Redis URI "
+                    + "(redis://host:port): it names no host with a numeric port (value hidden)");
         }
         if (channel.isBlank() || channel.length() > 256) {
             throw new OutboxMisconfigurationException("notification setting " + CHANNEL + "='" + channel
@@ -70,6 +76,22 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         if (reconnectMaxDelay.toMillis() < 100 || reconnectMaxDelay.toMillis() > 300_000) {
             throw new OutboxMisconfigurationException("notification setting " + RECONNECT_MAX_DELAY_MS + "="
                     + reconnectMaxDelay.toMillis() + " must be in [100, 300000]");
+        }
+    }
+
+    /** Whether Lettuce's host is a name or an address: with a ':' only an IPv6 address. */
+    private static boolean isHost(String host) {
+        if (host == null || host.isEmpty()) {
+            return false;
+        }
+        if (host.indexOf(':') < 0) {
+            return true;
+        }
+        try {
+            String literal = host.startsWith("[") && host.endsWith("]") ? host : "[" + host + "]";
+            return new java.net.URI("redis://" + literal + "/").getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
         }
     }
 

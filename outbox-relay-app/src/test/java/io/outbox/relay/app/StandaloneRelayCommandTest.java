@@ -258,17 +258,27 @@ class StandaloneRelayCommandTest {
                         "notify.postgres"),
                 new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://u:pw@h/db",
                         "notify.postgres"),
-                new Bad("jdbc", "notify.transport=kafka", "notify.transport"));
+                new Bad("jdbc", "notify.transport=kafka", "notify.transport"),
+                new Bad("jdbc", "store.url=jdbc:postgresql://127.0.0.1:5432/test?sslmode=bogus", "store.url"),
+                new Bad("dynamodb", "store.endpoint=\nstore.region=not a region", "store.region"),
+                new Bad("jdbc", "notify.transport=redis\nnotify.redis.uri=redis://:pw@127.0.0.1:notaport",
+                        "notify.redis"),
+                new Bad("mongodb", "notify.transport=postgres\nnotify.postgres.url=jdbc:postgresql://h/db?sslmode=bogus",
+                        "notify.postgres"),
+                new Bad("jdbc", "notify.transport=redis\nnotify.redis.channel=orders ", "notify.redis.channel"),
+                new Bad("jdbc", "notify.transport=redis \nnotify.redis.channel=orders", "notify.transport"),
+                new Bad("jdbc", "relay.id=relay-1 ", "relay.id"),
+                new Bad("jdbc", "relay.message.id.header=x-id\\u0000", "relay.message.id.header"));
     }
 
     @Test
     void checkRefusesWhatAStartRefusesWithTheSameMessageAndExitCode() throws IOException {
         org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
         for (Bad bad : badSettings()) {
-            String key = bad.setting().substring(0, bad.setting().indexOf('='));
+            List<String> keys = bad.setting().lines().map(l -> l.substring(0, l.indexOf('=') + 1)).toList();
             List<String> lines = new java.util.ArrayList<>(List.of("store=" + bad.store(),
                     "kafka.bootstrap.servers=k:9092"));
-            VALID.get(bad.store()).stream().filter(l -> !l.startsWith(key + "=")).forEach(lines::add);
+            VALID.get(bad.store()).stream().filter(l -> keys.stream().noneMatch(l::startsWith)).forEach(lines::add);
             lines.add(bad.setting());
             Path file = Files.writeString(dir.resolve("bad.properties"), String.join("\n", lines),
                     StandardCharsets.UTF_8);
@@ -283,6 +293,15 @@ class StandaloneRelayCommandTest {
                     bad.named()).doesNotContain(":pw@");
         }
         soft.assertAll();
+    }
+
+    /** The store's name is taken as written too: {@code store=jdbc } is refused, not trimmed. */
+    @Test
+    void aStoreNameWithWhitespaceIsRefusedNamingTheVariable() {
+        Result check = run(Map.of("OUTBOX_STORE", "jdbc ", "OUTBOX_STORE_URL", "jdbc:postgresql://127.0.0.1:5432/test",
+                "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"), "--check");
+        assertThat(check.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("store='jdbc ' starts or ends with whitespace", "OUTBOX_STORE");
     }
 
     @Test

@@ -126,17 +126,24 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
     }
 
     /**
-     * Validates the settings as {@link #create(Map)} does, without building a client: each setting
+     * Validates the settings as {@link #create(Map)} does, without connecting: each setting
      * (the endpoint an http or https URL, each table name DynamoDB's rule), two different table
      * names, and an access key given with its secret or neither. {@link #create(Map)} runs exactly
-     * these checks first.
+     * these checks first. With {@value #REGION} set, it also builds the client and closes it, as
+     * {@link #create(Map)} builds it (no request is sent), so a region the SDK cannot use
+     * ({@code not a region}) is refused here too; without it, the SDK finds the region at start
+     * (its default chain may ask the instance metadata service), so that is not checked.
      *
      * @param config the settings; not null
      * @throws OutboxMisconfigurationException naming the bad setting, never the secret
      */
     @Override
     public void validate(Map<String, String> config) {
-        settings(config);
+        OutboxStoreConfig parsed = settings(config);
+        String region = parsed.getString(REGION);
+        if (region != null && !region.isBlank()) {
+            buildClient(parsed).close();
+        }
     }
 
     /** The parsed settings, after every check that needs no client. */
@@ -229,6 +236,11 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
         try {
             return builder.build();
         } catch (SdkClientException e) {
+            if (region != null && !region.isBlank()) {
+                throw new OutboxMisconfigurationException("invalid setting for the '" + NAME + "' outbox store: "
+                        + "Invalid value for configuration " + REGION + ": the SDK cannot build a DynamoDB client "
+                        + "with it: " + e.getMessage(), e);
+            }
             throw new OutboxMisconfigurationException("the '" + NAME + "' outbox store cannot build its DynamoDB"
                     + " client (set " + REGION + " if no default region is configured): " + e.getMessage(), e);
         }

@@ -130,6 +130,18 @@ class DynamoDbOutboxStoreProviderTest {
                 .startsWith("https://");
     }
 
+    /** A region the SDK cannot build a client with fails the check as it fails a start, with one message. */
+    @Test
+    void R6_aRegionTheSdkCannotUseIsRefusedByTheCheckWithTheMessageOfAStart() {
+        Map<String, String> config = new java.util.HashMap<>(settings("region", "not a region"));
+        config.remove("endpoint");
+        Throwable checked = catchThrowable(() -> PROVIDER.validate(config));
+        assertThat(checked).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("Invalid value for configuration region");
+        assertThatThrownBy(() -> PROVIDER.create(config)).hasMessage(checked.getMessage());
+        PROVIDER.validate(settings("region", "eu-west-1"));
+    }
+
     @Test
     void identifiersAreTakenAsWrittenNeverTrimmed() {
         assertThatThrownBy(() -> parse(settings("messages.table", "outbox_messages ")))

@@ -22,9 +22,12 @@ import org.apache.kafka.common.config.types.Password;
  * {@link JdbcOutboxStore#close()} closes. A JDBC driver on the class path must accept and parse the
  * URL, which is checked, without connecting, with the other settings: a URL that can never work
  * (no driver takes its scheme, or the driver cannot parse it, such as
- * {@code jdbc:mariadb://root:pw@host:3306/db}) is an {@link OutboxMisconfigurationException}, while
- * a database that refuses connections, times out or rejects the login is an ordinary exception the
- * relay retries. Settings:
+ * {@code jdbc:mariadb://root:pw@host:3306/db}), or with a property value the driver does not list
+ * for it ({@code sslmode=bogus}), is an {@link OutboxMisconfigurationException}, while a database
+ * that refuses connections, times out or rejects the login is an ordinary exception the relay
+ * retries. A first connection that fails for a reason no retry heals (a property the driver refuses
+ * only when it connects, a class the URL names that is absent, an H2 file path it refuses) is an
+ * {@link OutboxMisconfigurationException} too (R6). Settings:
  *
  * <table>
  *   <caption>Settings</caption>
@@ -181,7 +184,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
      *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
      *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
-     * @throws OutboxMisconfigurationException also if the database the URL names does not exist
+     * @throws OutboxMisconfigurationException also if the database the URL names does not exist, or
+     *     the first connection fails for a reason no retry heals
      * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
      *     tables cannot be created
      */
@@ -208,7 +212,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         try {
             dataSource = new HikariDataSource(pool);
         } catch (RuntimeException e) {
-            throw missingDatabase(e);
+            throw missingDatabase(e, url);
         }
         JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource)
                 .tables(tables)
@@ -264,13 +268,36 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                         + "the class path") + "; for MySQL use jdbc:mariadb: (MariaDB Connector/J, bundled in the "
                         + "relay jar, talks to MySQL) or add MySQL Connector/J to the class path");
             }
+            java.sql.DriverPropertyInfo[] properties;
             try {
                 // Parses the URL as a connection would, without connecting: a URL the driver takes by
                 // its prefix but can never parse is a misconfiguration, not a database that is down.
-                driver.getPropertyInfo(url, new java.util.Properties());
+                properties = driver.getPropertyInfo(url, new java.util.Properties());
             } catch (SQLException | RuntimeException e) {
                 throw cannotParse(name, url);
             }
+            for (java.sql.DriverPropertyInfo property : properties == null ? new java.sql.DriverPropertyInfo[0]
+                    : properties) {
+                if (!isChoice(property)) {
+                    // pgjdbc refuses such a value (sslmode=bogus) on every connection attempt, before it
+                    // opens a socket: it can never work.
+                    throw new ConfigException("Invalid value for configuration " + name + ": the JDBC driver "
+                            + "accepts only " + String.join(", ", property.choices) + " for its property '"
+                            + property.name + "' (value hidden)");
+                }
+            }
+        }
+
+        /**
+         * Whether a property the URL sets is one of the values the driver lists for it (compared
+         * ignoring case); properties without a list of text values are not checked.
+         */
+        private static boolean isChoice(java.sql.DriverPropertyInfo property) {
+            if (property == null || property.value == null || property.choices == null || property.choices.length == 0
+                    || java.util.Arrays.stream(property.choices).allMatch(c -> c != null && c.matches("[0-9.]+"))) {
+                return true;
+            }
+            return java.util.Arrays.stream(property.choices).anyMatch(property.value::equalsIgnoreCase);
         }
 
         /** Neither the URL nor the driver's message, which can quote it (a password, say), is shown. */
@@ -312,7 +339,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      * tables: PostgreSQL 3D000, MySQL/MariaDB 1049, H2 90146 and 90013. Anything else is returned
      * as it is, to be retried as an outage.
      */
-    private static RuntimeException missingDatabase(RuntimeException e) {
+    private static RuntimeException missingDatabase(RuntimeException e, String url) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
             if (cause instanceof SQLException sql && ("3D000".equals(sql.getSQLState()) || sql.getErrorCode() == 1049
                     || sql.getErrorCode() == 90146 || sql.getErrorCode() == 90013)) {
@@ -321,7 +348,52 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                         + "it, or correct " + URL + ", then start again", e);
             }
         }
-        return e;
+        return cannotConnectEver(e, url);
+    }
+
+    /**
+     * A first connection that failed for a reason no retry can heal is a misconfiguration (R6):
+     * the driver refused a property value of the URL (pgjdbc's SQLState 22023, such as
+     * {@code sslmode=bogus}, or H2's 90011, a relative file path), or a class the URL names is
+     * absent ({@code socketFactory}). What can heal is returned as it is, to be retried: a refused
+     * or broken connection and a timeout (SQLState class 08, {@link java.sql.SQLTransientException},
+     * {@link java.sql.SQLRecoverableException}, a socket error), a login refused while the server
+     * starts (28), too many connections (53), a server starting or shutting down (57), and any
+     * failure without an {@link SQLException}.
+     */
+    private static RuntimeException cannotConnectEver(RuntimeException e, String url) {
+        SQLException first = null;
+        for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof ClassNotFoundException || cause instanceof LinkageError
+                    || cause instanceof ClassCastException) {
+                return neverWorks(cause, e, url);
+            }
+            if (cause instanceof java.io.IOException || cause instanceof java.sql.SQLTransientException
+                    || cause instanceof java.sql.SQLRecoverableException) {
+                return e;
+            }
+            if (cause instanceof SQLException sql && first == null) {
+                first = sql;
+            }
+        }
+        if (first == null) {
+            return e;
+        }
+        String state = first.getSQLState() == null ? "" : first.getSQLState();
+        boolean heals = state.startsWith("08") || state.startsWith("28") || state.startsWith("53")
+                || state.startsWith("57") || state.startsWith("HYT") || state.equals("90020");
+        return heals ? e : neverWorks(first, e, url);
+    }
+
+    /** The driver's message with the URL, which may hold a password, taken out. */
+    private static OutboxMisconfigurationException neverWorks(Throwable reason, RuntimeException e, String url) {
+        String detail = reason instanceof SQLException sql ? "SQLState " + sql.getSQLState() + ", code "
+                + sql.getErrorCode() : reason.getClass().getName();
+        String message = String.valueOf(reason.getMessage()).replace(url, "<" + URL + ">")
+                .replaceAll("[\\r\\n]+", " ");
+        return new OutboxMisconfigurationException("Invalid value for configuration " + URL + ": the JDBC driver "
+                + "refuses it on every connection, which no retry can change (" + detail + "; value hidden): "
+                + message + "; correct it, then start again", e);
     }
 
     private static void validateSchema(String name, Object value) {

@@ -145,6 +145,44 @@ class JdbcOutboxStoreProviderTest {
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("cannot parse");
     }
 
+    /**
+     * R6: pgjdbc parses {@code sslmode=bogus} but refuses it on every connection, before it opens
+     * a socket; the check without connecting refuses it, naming the property and the values the
+     * driver lists, not the URL.
+     */
+    @Test
+    void R6_aUrlPropertyValueTheDriverDoesNotListIsRefusedWithoutConnecting() {
+        String url = "jdbc:postgresql://127.0.0.1:1/db?sslmode=bogus&password=pw-4712";
+        assertThatThrownBy(() -> new JdbcOutboxStoreProvider().validate(Map.of("url", url)))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContainingAll("url", "'sslmode'", "verify-full", "value hidden")
+                .hasMessageNotContaining("pw-4712").hasMessageNotContaining("bogus");
+        assertThat(OutboxStoreConfig.parse("jdbc", new JdbcOutboxStoreProvider().configDef(),
+                Map.of("url", "jdbc:postgresql://127.0.0.1:1/db?sslmode=VERIFY-FULL&targetServerType=primary"))
+                .getString("url")).as("listed values, in any case, pass").contains("sslmode");
+    }
+
+    /**
+     * R6: a first connection refused for a reason no retry heals is a misconfiguration: a class
+     * the URL names that does not exist, a relative H2 file path. A refused connection stays an
+     * outage, retried.
+     */
+    @Test
+    void R6_aFirstConnectionThatCanNeverWorkIsAMisconfigurationAndARefusedConnectionIsNot() {
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url",
+                "jdbc:postgresql://127.0.0.1:1/db?socketFactory=com.example.NoSuchFactory&password=pw-4713")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContainingAll("url", "refuses it on every connection", "ClassNotFoundException")
+                .hasMessageNotContaining("pw-4713");
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", "jdbc:h2:relative_outbox_file")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContainingAll("url", "SQLState 90011", "relative")
+                .hasMessageNotContaining("relative_outbox_file");
+        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", "jdbc:postgresql://127.0.0.1:1/db")))
+                .as("nothing listens on port 1: an outage, retried")
+                .isNotInstanceOf(OutboxMisconfigurationException.class);
+    }
+
     @Test
     void identifiersAreTakenAsWrittenNeverTrimmed() {
         assertRefused(settings("table.prefix", "abc "), "table.prefix='abc '", "starts or ends with whitespace");
