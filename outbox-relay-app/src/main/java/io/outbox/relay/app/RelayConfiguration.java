@@ -331,7 +331,9 @@ final class RelayConfiguration {
                     + ") does not belong there; save the file as UTF-8 (or ASCII, writing other characters as "
                     + "\\uXXXX)");
         }
-        return out.flip().toString();
+        String text = out.flip().toString();
+        // A byte order mark (Windows editors write one) would otherwise become part of the first key.
+        return text.startsWith("\uFEFF") ? text.substring(1) : text;
     }
 
     private static List<String> providerNames() {

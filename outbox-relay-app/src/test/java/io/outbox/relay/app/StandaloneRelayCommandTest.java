@@ -295,6 +295,28 @@ class StandaloneRelayCommandTest {
         soft.assertAll();
     }
 
+    /** A UTF-8 byte order mark, as Windows editors write it, is not part of the first key. */
+    @Test
+    void aFileStartingWithAByteOrderMarkIsRead() throws IOException {
+        Path file = dir.resolve("bom.properties");
+        Files.write(file, ("\uFEFFstore=jdbc\nstore.url=jdbc:postgresql://127.0.0.1:5432/test\n"
+                + "kafka.bootstrap.servers=k:9092\n").getBytes(StandardCharsets.UTF_8));
+        Result check = run(Map.of(), "-c", file.toString(), "--check");
+        assertThat(check.code()).as(check.err()).isZero();
+    }
+
+    /** A huge refused value is shown abbreviated with its length: the ERROR line stays short. */
+    @Test
+    void aHugeRefusedValueIsShownAbbreviatedWithItsLength() throws IOException {
+        Path file = Files.writeString(dir.resolve("huge.properties"), "store=jdbc\n"
+                + "store.url=jdbc:postgresql://127.0.0.1:5432/test\nkafka.bootstrap.servers=k:9092\n"
+                + "store.table.prefix=" + "a".repeat(900_000) + "\n", StandardCharsets.UTF_8);
+        Result check = run(Map.of(), "-c", file.toString(), "--check");
+        assertThat(check.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(check.err()).contains("store.table.prefix", "...(900000 characters)");
+        assertThat(check.err().length()).isLessThan(2_000);
+    }
+
     /** The store's name is taken as written too: {@code store=jdbc } is refused, not trimmed. */
     @Test
     void aStoreNameWithWhitespaceIsRefusedNamingTheVariable() {

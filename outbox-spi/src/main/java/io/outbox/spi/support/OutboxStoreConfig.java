@@ -58,8 +58,25 @@ public final class OutboxStoreConfig extends AbstractConfig {
             return new OutboxStoreConfig(storeName, definition, config);
         } catch (ConfigException e) {
             throw new OutboxMisconfigurationException("invalid setting for the '" + storeName + "' outbox store: "
-                    + e.getMessage(), e);
+                    + abbreviated(String.valueOf(e.getMessage()), config), e);
         }
+    }
+
+    /** Values longer than this are shown abbreviated in messages. */
+    static final int MAX_SHOWN_VALUE = 100;
+
+    /**
+     * The message with each value of more than {@value #MAX_SHOWN_VALUE} characters cut to its
+     * first 40 and its length: a value of a megabyte must not become a log line of a megabyte.
+     */
+    private static String abbreviated(String message, Map<String, String> config) {
+        String shown = message;
+        for (String value : config.values()) {
+            if (value != null && value.length() > MAX_SHOWN_VALUE && shown.contains(value)) {
+                shown = shown.replace(value, value.substring(0, 40) + "...(" + value.length() + " characters)");
+            }
+        }
+        return shown;
     }
 
     /**
