@@ -36,9 +36,10 @@ import org.slf4j.LoggerFactory;
  * batch is one transaction: begin, send all, commit; any failed send aborts it (K6). The result
  * still names the message that failed (K3, R12): a topic or partition problem of message k is found
  * before the transaction begins, so the transaction holds the k messages before it; a send of
- * message k refused for a reason of its own aborts the transaction, and the k messages before it
- * are committed in a transaction of their own. Either way the result acknowledges k and fails
- * message k. A fencing error becomes a {@link BucketFencedException}.
+ * message k refused for a reason of its own (at send, or by the broker, which fails the records
+ * before it in the same producer batch too) aborts the transaction, and the messages are sent
+ * again, those before the first failed record in one transaction, then one per transaction until
+ * one fails. Either way the result acknowledges k and fails message k. A fencing error becomes a {@link BucketFencedException}.
  *
  * <p>Thread-safe. The relay publishes one batch per bucket at a time; a release may come from
  * another thread while a transaction is in flight, and the producer is then closed when that
@@ -265,10 +266,11 @@ final class TransactionalPublishing {
          * Runs under {@link #work}. A topic or partition problem of message k (K3, R12) is found
          * before the transaction begins: the k messages before it are the transaction, and the
          * result acknowledges them and fails message k. A send that fails aborts the transaction
-         * (K6); when the failure is message k's own ({@link FailureKind#MESSAGE}, a record too
-         * large, say) and k > 0, the k messages before it are sent again in a transaction of their
-         * own, so the failure is counted against message k and not against the bucket's head
-         * (R12). A read_committed consumer sees the aborted copies never, the committed ones once.
+         * (K6); when the failure is message-specific ({@link FailureKind#MESSAGE}, a record too
+         * large, say), the messages before the first failed record are sent again in a
+         * transaction of their own and the rest one per transaction until one fails
+         * ({@link #oneByOne}), so the failure is counted against the message that caused it and not
+         * against the bucket's head (R12). A read_committed consumer sees the aborted copies never, the committed ones once.
          */
         private PublishResult transaction(List<OutboxMessage> batch) {
             Producer<byte[], byte[]> p;
@@ -288,21 +290,48 @@ final class TransactionalPublishing {
                 return PublishResult.failure(0, refused); // nothing began: the producer can go on
             }
             PublishResult sent = inTransaction(p, batch.subList(0, end));
-            if (sent.failed() && sent.acknowledged() > 0
-                    && FailureKind.classify(sent.firstError()) == FailureKind.MESSAGE) {
+            if (sent.failed() && FailureKind.classify(sent.firstError()) == FailureKind.MESSAGE) {
                 int failedAt = sent.acknowledged();
                 LOG.debug("transaction aborted at message {} of {}; sending the {} before it in a transaction of "
-                        + "their own transactionalId={} error={}", failedAt, end, failedAt, transactionalId,
-                        LogText.oneLine(String.valueOf(sent.firstError())));
-                PublishResult before = producer == null ? PublishResult.failure(0, sent.firstError())
-                        : inTransaction(producer, batch.subList(0, failedAt));
-                return before.failed() ? PublishResult.failure(0, before.firstError())
-                        : PublishResult.failure(failedAt, sent.firstError());
+                        + "their own, then the rest one by one until one fails transactionalId={} error={}",
+                        failedAt, end, failedAt, transactionalId, LogText.oneLine(String.valueOf(sent.firstError())));
+                if (failedAt > 0) {
+                    PublishResult before = producer == null ? PublishResult.failure(0, sent.firstError())
+                            : inTransaction(producer, batch.subList(0, failedAt));
+                    if (before.failed()) {
+                        return PublishResult.failure(0, before.firstError());
+                    }
+                }
+                return oneByOne(batch, failedAt, end, refused);
             }
             if (sent.failed()) {
                 return PublishResult.failure(0, sent.firstError());
             }
             return refused == null ? sent : PublishResult.failure(end, refused);
+        }
+
+        /**
+         * Runs under {@link #work}, after a message-specific failure: sends messages
+         * {@code from} to {@code end} each in a transaction of its own, and fails the first that
+         * fails. A broker refusing a record (over the topic's {@code max.message.bytes}, say) fails
+         * every record of its producer batch, the ones before it included, with the same error, so
+         * only a record sent alone tells whose failure it is (R12: never counted against the
+         * messages before it).
+         */
+        private PublishResult oneByOne(List<OutboxMessage> batch, int from, int end, RuntimeException refused) {
+            for (int i = from; i < end; i++) {
+                Producer<byte[], byte[]> p;
+                try {
+                    p = ensureInitialized();
+                } catch (RuntimeException e) {
+                    return PublishResult.failure(i, classify(e));
+                }
+                PublishResult one = inTransaction(p, batch.subList(i, i + 1));
+                if (one.failed()) {
+                    return PublishResult.failure(i, one.firstError());
+                }
+            }
+            return refused == null ? PublishResult.success(end) : PublishResult.failure(end, refused);
         }
 
         /**

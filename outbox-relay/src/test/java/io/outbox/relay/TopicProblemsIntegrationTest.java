@@ -129,6 +129,41 @@ class TopicProblemsIntegrationTest {
                 .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
     }
 
+    /**
+     * R12, K6: the broker refuses a record over the topic's {@code max.message.bytes}, and with it
+     * every record of its producer batch, the ones before it too; in both modes the result still
+     * acknowledges the two messages before it and fails the large one, and the transactional mode
+     * commits the two once.
+     */
+    @Test
+    void r12_k6_aRecordOverTheTopicsMaxMessageBytesAtPositionKFailsMessageKAloneInBothModes() throws Exception {
+        for (boolean transactional : new boolean[] {false, true}) {
+            String topic = "small-records-" + transactional + "-" + UUID.randomUUID();
+            try (Admin admin = Admin.create(KAFKA.broker().adminConfig())) {
+                admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
+                        .configs(Map.of("max.message.bytes", "2000")))).all().get(30, TimeUnit.SECONDS);
+            }
+            StringSerializer s = new StringSerializer();
+            OutboxMessage large = OutboxMessage.create(topic, "c", "x".repeat(5000), s, s, List.of(), 1, null,
+                    Clock.systemUTC());
+            List<OutboxMessage> batch = List.of(oneBucket(topic, "a", null), oneBucket(topic, "b", null), large,
+                    oneBucket(topic, "d", null));
+
+            PublishResult result;
+            try (KafkaOutboxPublisher publisher = transactional ? transactionalPublisher("tx-large-") : publisher()) {
+                result = publisher.publish(batch).get(60, TimeUnit.SECONDS);
+            }
+
+            assertThat(result.acknowledged()).as("transactional=%s: %s", transactional, result.firstError())
+                    .isEqualTo(2);
+            assertThat(result.firstError()).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+            assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
+                    .extracting(TopicReader::messageId).as("transactional=%s", transactional)
+                    .startsWith(batch.get(0).messageId(), batch.get(1).messageId())
+                    .doesNotHaveDuplicates().doesNotContain(large.messageId());
+        }
+    }
+
     @Test
     void k3_aTopicRecreatedWithAnotherPartitionCountIsLoggedOnceAtErrorNamingTheTopicAndBothCounts()
             throws Exception {
