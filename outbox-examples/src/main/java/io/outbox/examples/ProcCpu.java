@@ -156,6 +156,55 @@ final class ProcCpu {
         return OptionalLong.of(ticks);
     }
 
+    /**
+     * CPU ticks of this process's JIT compiler threads and garbage collector threads, from
+     * {@code self/task/<tid>/stat}: work the JVM does for the code that runs, not that code itself.
+     * A thread is a compiler thread when its name holds {@code CompilerThre} (HotSpot's
+     * {@code C1 CompilerThread0}, {@code C2 CompilerThread0}, cut to 15 characters by Linux) and a
+     * collector thread when it starts with {@code GC } or {@code G1 } ({@code GC Thread#0},
+     * {@code G1 Conc#0}, {@code G1 Refine#0}, ...). A thread that exits between two readings takes
+     * its ticks with it, so over a phase the figures can only be too low.
+     *
+     * @return empty when there is no {@code self/task} to read (not Linux)
+     */
+    Optional<VmThreadTicks> ownVmThreadTicks() {
+        Path tasks = root.resolve("self").resolve("task");
+        long jit = 0;
+        long gc = 0;
+        try (Stream<Path> entries = Files.list(tasks)) {
+            for (Path task : (Iterable<Path>) entries::iterator) {
+                Stat stat;
+                try {
+                    stat = Stat.parse(Files.readString(task.resolve("stat")));
+                } catch (IOException e) {
+                    continue; // exited meanwhile
+                }
+                String name = stat.command();
+                if (name.contains("CompilerThre")) {
+                    jit += stat.ownTicks();
+                } else if (name.startsWith("GC ") || name.startsWith("G1 ")) {
+                    gc += stat.ownTicks();
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return Optional.empty();
+        }
+        return Optional.of(new VmThreadTicks(jit, gc));
+    }
+
+    /**
+     * CPU ticks of the JVM's own threads, see {@link #ownVmThreadTicks()}.
+     *
+     * @param jit the JIT compiler threads'
+     * @param gc the garbage collector threads'
+     */
+    record VmThreadTicks(long jit, long gc) {
+        /** What was spent since {@code earlier}. */
+        VmThreadTicks minus(VmThreadTicks earlier) {
+            return new VmThreadTicks(jit - earlier.jit, gc - earlier.gc);
+        }
+    }
+
     /** Milliseconds of CPU time in {@code ticks} clock ticks. */
     static double millis(long ticks) {
         return ticks * 1000.0 / TICKS_PER_SECOND;

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Random;
@@ -100,8 +101,13 @@ final class RelayBench {
      * @param brokerTicks clock ticks of the broker's process over the phase; NaN when not measured
      * @param dbTicks clock ticks of the database server's processes over the phase; NaN when not
      *     measured
+     * @param jitTicks clock ticks of the bench process's JIT compiler threads over the phase (part of
+     *     {@code cpuNanos}); NaN when not measured
+     * @param gcTicks clock ticks of its garbage collector threads over the phase (part of
+     *     {@code cpuNanos}); NaN when not measured
      */
-    record Phase(int messages, long nanos, long cpuNanos, double brokerTicks, double dbTicks) {
+    record Phase(int messages, long nanos, long cpuNanos, double brokerTicks, double dbTicks, double jitTicks,
+                 double gcTicks) {
         /** Messages per second. */
         double rate() {
             return perSecond(messages, nanos);
@@ -120,6 +126,24 @@ final class RelayBench {
         /** The database's CPU milliseconds per 1,000 messages; NaN when not measured. */
         double dbPerThousand() {
             return ProcCpu.millis(1) * dbTicks / (messages / 1000.0);
+        }
+
+        /** The bench process's JIT compiler threads' CPU milliseconds per 1,000 messages; NaN when not measured. */
+        double jitPerThousand() {
+            return ProcCpu.millis(1) * jitTicks / (messages / 1000.0);
+        }
+
+        /** Its garbage collector threads' CPU milliseconds per 1,000 messages; NaN when not measured. */
+        double gcPerThousand() {
+            return ProcCpu.millis(1) * gcTicks / (messages / 1000.0);
+        }
+
+        /**
+         * The bench process's CPU milliseconds per 1,000 messages without its JIT compiler and
+         * garbage collector threads: the code that ran; NaN when those were not measured.
+         */
+        double codePerThousand() {
+            return cpuPerThousand() - jitPerThousand() - gcPerThousand();
         }
     }
 
@@ -159,6 +183,11 @@ final class RelayBench {
         /** The bench process's CPU per message, relay over plain producer. */
         double cpuRatio() {
             return relayPhase.cpuPerThousand() / plainPhase.cpuPerThousand();
+        }
+
+        /** The same without the JIT compiler and garbage collector threads; NaN when not measured. */
+        double codeCpuRatio() {
+            return relayPhase.codePerThousand() / plainPhase.codePerThousand();
         }
 
         /** Statements the relays executed per message; NaN when not metered. */
@@ -409,6 +438,7 @@ final class RelayBench {
             JdbcMeter.Counts before = meter == null ? null : meter.counts();
             Map<Long, Long> brokerStart = broker.sample();
             Map<Long, Long> dbStart = db.sample();
+            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
             long cpuStart = ProcCpu.ownCpuNanos();
             long start = System.nanoTime();
             relays.start();
@@ -422,7 +452,9 @@ final class RelayBench {
             }
             long elapsed = System.nanoTime() - start;
             long cpu = ProcCpu.ownCpuNanos() - cpuStart;
-            Phase phase = new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart));
+            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
+            Phase phase = new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart),
+                    vm.map(t -> (double) t.jit()).orElse(Double.NaN), vm.map(t -> (double) t.gc()).orElse(Double.NaN));
             progress.update(count, "");
             return new Drain(phase, List.copyOf(stores), meter == null ? null : meter.counts().minus(before));
         }
@@ -439,6 +471,7 @@ final class RelayBench {
             CpuProbe database = db.outsideDrain();
             Map<Long, Long> brokerStart = broker.sample();
             Map<Long, Long> dbStart = database.sample();
+            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
             long cpuStart = ProcCpu.ownCpuNanos();
             long start = System.nanoTime();
             for (OutboxMessage m : messages) {
@@ -456,14 +489,22 @@ final class RelayBench {
             producer.flush();
             long elapsed = System.nanoTime() - start;
             long cpu = ProcCpu.ownCpuNanos() - cpuStart;
+            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
             Phase phase = new Phase(messages.size(), elapsed, cpu, broker.ticksSince(brokerStart),
-                    database.ticksSince(dbStart));
+                    database.ticksSince(dbStart), vm.map(t -> (double) t.jit()).orElse(Double.NaN),
+                    vm.map(t -> (double) t.gc()).orElse(Double.NaN));
             if (failures.get() > 0) {
                 throw new IllegalStateException(failures.get() + " sends of the plain producer failed",
                         firstFailure.get());
             }
             return phase;
         }
+    }
+
+    /** The JIT compiler and garbage collector threads' ticks since {@code start}; empty when not measured. */
+    private Optional<ProcCpu.VmThreadTicks> vmSince(Optional<ProcCpu.VmThreadTicks> start) {
+        Optional<ProcCpu.VmThreadTicks> now = proc.ownVmThreadTicks();
+        return start.isPresent() && now.isPresent() ? Optional.of(now.get().minus(start.get())) : Optional.empty();
     }
 
     /** The plain producer's settings: the relays' publishers', with another client id. */
@@ -565,6 +606,13 @@ final class RelayBench {
                             median(r -> r.plainPhase().dbPerThousand())),
                     number("%.2f", median(Round::cpuRatio))));
 
+            out.append(String.format(Locale.ROOT, "%n  bench CPU ms per 1,000 messages by thread: all / JIT compiler / "
+                    + "garbage collector / the rest%n  %-10s %27s %27s %11s%n", "round", "relay", "plain", "rest cpu"));
+            for (Round r : rounds) {
+                out.append(String.format(Locale.ROOT, "  %-10s %27s %27s %11s%n", r.label(), byThread(r.relayPhase()),
+                        byThread(r.plainPhase()), number("%.2f", r.codeCpuRatio())));
+            }
+
             boolean metered = counted.stream().anyMatch(r -> r.database() != null);
             if (metered) {
                 out.append(String.format(Locale.ROOT, "%n  relays' database work per message (a call is one execute, "
@@ -583,15 +631,12 @@ final class RelayBench {
             line(out, "relay msg/s", spread(Round::relay).format("%,.0f"));
             line(out, "plain producer msg/s", spread(Round::plain).format("%,.0f"));
             line(out, "relay / plain producer", spread(Round::ratio).format("%.2f"));
-            line(out, "bench CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().cpuPerThousand())
-                    .format("%.0f"));
-            line(out, "bench CPU ms per 1,000 messages, plain", spread(r -> r.plainPhase().cpuPerThousand())
-                    .format("%.0f"));
+            bothSides(out, "bench CPU ms per 1,000 messages", Phase::cpuPerThousand);
             line(out, "bench CPU per message, relay / plain", spread(Round::cpuRatio).format("%.2f"));
-            line(out, "broker CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().brokerPerThousand())
-                    .format("%.0f"));
-            line(out, "broker CPU ms per 1,000 messages, plain", spread(r -> r.plainPhase().brokerPerThousand())
-                    .format("%.0f"));
+            bothSides(out, "bench JIT compiler CPU ms per 1,000", Phase::jitPerThousand);
+            bothSides(out, "bench GC CPU ms per 1,000 messages", Phase::gcPerThousand);
+            line(out, "bench CPU less JIT and GC, relay / plain", spread(Round::codeCpuRatio).format("%.2f"));
+            bothSides(out, "broker CPU ms per 1,000 messages", Phase::brokerPerThousand);
             line(out, "database CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().dbPerThousand())
                     .format("%.0f"));
             if (metered) {
@@ -624,8 +669,19 @@ final class RelayBench {
             return out.toString();
         }
 
+        /** Two lines, "what, relay" and "what, plain", each the figure's median and range in whole numbers. */
+        private void bothSides(StringBuilder out, String what, ToDoubleFunction<Phase> figure) {
+            line(out, what + ", relay", spread(r -> figure.applyAsDouble(r.relayPhase())).format("%.0f"));
+            line(out, what + ", plain", spread(r -> figure.applyAsDouble(r.plainPhase())).format("%.0f"));
+        }
+
         private static void line(StringBuilder out, String what, String spread) {
             out.append(String.format(Locale.ROOT, "  %-42s %s%n", what, spread));
+        }
+
+        private static String byThread(Phase p) {
+            return number("%.0f", p.cpuPerThousand()) + " / " + number("%.0f", p.jitPerThousand()) + " / "
+                    + number("%.0f", p.gcPerThousand()) + " / " + number("%.0f", p.codePerThousand());
         }
 
         private static String cpu(Phase p) {

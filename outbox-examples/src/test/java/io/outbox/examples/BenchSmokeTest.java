@@ -49,6 +49,10 @@ class BenchSmokeTest {
                 .containsPattern("relay msg/s +[\\d,]+ \\([\\d,]+-[\\d,]+\\)")
                 .containsPattern("bench CPU ms per 1,000 messages, relay +\\d+ \\(\\d+-\\d+\\)")
                 .containsPattern("bench CPU per message, relay / plain +\\d+\\.\\d\\d \\(")
+                .containsPattern("run 2 +\\d+ / \\d+ / \\d+ / -?\\d+ +\\d+ / \\d+ / \\d+ / -?\\d+ +-?\\d+\\.\\d\\d")
+                .containsPattern("bench JIT compiler CPU ms per 1,000, relay +\\d+ \\(\\d+-\\d+\\)")
+                .containsPattern("bench GC CPU ms per 1,000 messages, plain +\\d+ \\(\\d+-\\d+\\)")
+                .containsPattern("bench CPU less JIT and GC, relay / plain +-?\\d+\\.\\d\\d \\(")
                 .containsPattern("statements per message, relay +0\\.\\d{4} \\(")
                 .containsPattern("bytes read per message, relay +1,\\d{3}\\.\\d \\(")
                 .doesNotContain("warm-up");

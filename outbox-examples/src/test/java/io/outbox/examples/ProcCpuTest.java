@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -102,6 +103,24 @@ class ProcCpuTest {
         assertThat(ProcCpu.ownCpuNanos() - before).as("spun %d", x).isGreaterThanOrEqualTo(50_000_000L);
     }
 
+    @Test
+    void theJvmsCompilerAndCollectorThreadsAreSummedApartFromTheOthers() throws IOException {
+        Path tasks = Files.createDirectories(proc.resolve("self").resolve("task"));
+        Map<Long, String> threads = Map.of(1L, "java", 7L, "C2 CompilerThre", 8L, "C1 CompilerThre",
+                9L, "GC Thread#0", 10L, "G1 Conc#0", 11L, "G1 Refine#0", 12L, "outbox-relay-a", 13L, "VM Thread");
+        for (Map.Entry<Long, String> t : threads.entrySet()) {
+            Path dir = Files.createDirectories(tasks.resolve(Long.toString(t.getKey())));
+            Files.writeString(dir.resolve("stat"), statLine(t.getKey(), t.getValue(), 1, t.getKey() * 10, t.getKey(),
+                    0, 0));
+        }
+
+        // compilers: 77 + 88; collectors: 99 + 110 + 121; the relay's thread, main and the VM thread are neither
+        assertThat(new ProcCpu(proc).ownVmThreadTicks()).hasValue(new ProcCpu.VmThreadTicks(165, 330));
+        assertThat(new ProcCpu.VmThreadTicks(165, 330).minus(new ProcCpu.VmThreadTicks(65, 30)))
+                .isEqualTo(new ProcCpu.VmThreadTicks(100, 300));
+        assertThat(new ProcCpu(proc.resolve("none")).ownVmThreadTicks()).isEmpty();
+    }
+
     private static final List<String> TCP = List.of(
             "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
             "   0: 0100007F:2384 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 51234 1 0",
@@ -140,5 +159,6 @@ class ProcCpuTest {
             assertThat(s.ownTicks()).isPositive();
         });
         assertThat(real.all()).containsKey(ProcessHandle.current().pid());
+        assertThat(real.ownVmThreadTicks()).hasValueSatisfying(t -> assertThat(t.jit()).isPositive());
     }
 }
