@@ -338,7 +338,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                 outcome.complete(index, refused);
                 continue;
             }
-            if (m.headers().stream().anyMatch(h -> h.key().equals(messageIdHeader))) {
+            if (carriesIdHeader(m)) {
                 replacedIdHeaders++;
             }
             try {
@@ -444,6 +444,16 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
 
     /** A failed metadata wait for a topic, repeated to callers until {@code untilNanos}. */
     private record MetadataFailure(RuntimeException error, long untilNanos) {
+    }
+
+    /** Whether the message has a header of its own named like the id header (K2); a loop, as for every record. */
+    private boolean carriesIdHeader(OutboxMessage m) {
+        for (OutboxHeader h : m.headers()) {
+            if (h.key().equals(messageIdHeader)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private ProducerRecord<byte[], byte[]> record(OutboxMessage m) {

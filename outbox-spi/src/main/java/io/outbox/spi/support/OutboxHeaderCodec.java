@@ -128,20 +128,24 @@ public final class OutboxHeaderCodec {
             throw new CorruptHeadersException("header blob has unknown version " + version
                     + " (this library reads version " + VERSION_1 + ")");
         }
-        int count = readLength(in, "header count");
+        int count = readLength(in, "header count", -1);
         // Each header takes at least two length fields: reject absurd counts before allocating.
         if ((long) count * 2 * INT_BYTES > in.remaining()) {
             throw new CorruptHeadersException("header blob declares " + count + " headers but only "
                     + in.remaining() + " bytes follow at offset " + in.position());
+        }
+        if (count == 0) { // most messages: no decoder, no list (a relay decodes every message it reads)
+            requireNoTrailingBytes(in, count);
+            return List.of();
         }
         CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         List<OutboxHeader> headers = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            int nameLength = readLength(in, "name length of header #" + i);
+            int nameLength = readLength(in, "name length", i);
             int nameOffset = in.position();
-            ByteBuffer nameBytes = slice(in, nameLength, "name of header #" + i);
+            ByteBuffer nameBytes = slice(in, nameLength, "name", i);
             String name;
             try {
                 CharBuffer chars = utf8.decode(nameBytes);
@@ -150,46 +154,58 @@ public final class OutboxHeaderCodec {
                 throw new CorruptHeadersException("name of header #" + i + " at offset " + nameOffset
                         + " is not valid UTF-8", e);
             }
-            int valueLength = readInt(in, "value length of header #" + i);
+            int valueLength = readInt(in, "value length", i);
             byte[] value = null;
             if (valueLength < -1) {
                 throw new CorruptHeadersException("value length of header #" + i + " is " + valueLength
                         + " at offset " + (in.position() - INT_BYTES) + " (must be -1 or more)");
             }
             if (valueLength >= 0) {
-                ByteBuffer valueBytes = slice(in, valueLength, "value of header #" + i);
+                ByteBuffer valueBytes = slice(in, valueLength, "value", i);
                 value = new byte[valueLength];
                 valueBytes.get(value);
             }
             headers.add(OutboxHeader.of(name, value));
         }
+        requireNoTrailingBytes(in, count);
+        return List.copyOf(headers);
+    }
+
+    private static void requireNoTrailingBytes(ByteBuffer in, int count) {
         if (in.hasRemaining()) {
             throw new CorruptHeadersException("header blob has " + in.remaining()
                     + " trailing bytes after the last of " + count + " headers at offset " + in.position());
         }
-        return List.copyOf(headers);
     }
 
-    private static int readLength(ByteBuffer in, String what) {
-        int length = readInt(in, what);
+    /**
+     * "name length of header #2" for a field of header {@code header}, {@code what} alone for a
+     * field of the blob ({@code header} negative); built only for an error message.
+     */
+    private static String field(String what, int header) {
+        return header < 0 ? what : what + " of header #" + header;
+    }
+
+    private static int readLength(ByteBuffer in, String what, int header) {
+        int length = readInt(in, what, header);
         if (length < 0) {
-            throw new CorruptHeadersException(what + " is negative (" + length + ") at offset "
+            throw new CorruptHeadersException(field(what, header) + " is negative (" + length + ") at offset "
                     + (in.position() - INT_BYTES));
         }
         return length;
     }
 
-    private static int readInt(ByteBuffer in, String what) {
+    private static int readInt(ByteBuffer in, String what, int header) {
         if (in.remaining() < INT_BYTES) {
-            throw new CorruptHeadersException("header blob is truncated: " + what + " needs " + INT_BYTES
-                    + " bytes at offset " + in.position() + " but " + in.remaining() + " remain");
+            throw new CorruptHeadersException("header blob is truncated: " + field(what, header) + " needs "
+                    + INT_BYTES + " bytes at offset " + in.position() + " but " + in.remaining() + " remain");
         }
         return in.getInt();
     }
 
-    private static ByteBuffer slice(ByteBuffer in, int length, String what) {
+    private static ByteBuffer slice(ByteBuffer in, int length, String what, int header) {
         if (length > in.remaining()) {
-            throw new CorruptHeadersException("header blob is truncated: " + what + " needs " + length
+            throw new CorruptHeadersException("header blob is truncated: " + field(what, header) + " needs " + length
                     + " bytes at offset " + in.position() + " but " + in.remaining() + " remain");
         }
         ByteBuffer slice = in.slice(in.position(), length);
@@ -227,6 +243,30 @@ public final class OutboxHeaderCodec {
             throw new IllegalArgumentException("header key " + describe(name)
                     + " is not well-formed Unicode (it holds a lone surrogate) and cannot be stored exactly", e);
         }
+    }
+
+    /**
+     * Checks a header name as {@link #utf8Name} does, without encoding it: a name is refused when
+     * it holds a lone surrogate, the one thing strict UTF-8 cannot encode.
+     *
+     * @param name the header name; not null
+     * @return the name
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is not well-formed Unicode, with
+     *     {@link #utf8Name}'s message
+     */
+    public static String requireWellFormedName(String name) {
+        Objects.requireNonNull(name, "header key must not be null");
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                i++; // a pair
+            } else if (Character.isSurrogate(c)) {
+                utf8Name(name); // throws, with the message and cause of the encoder's refusal
+                throw new IllegalStateException("the UTF-8 encoder accepted a lone surrogate in a header key");
+            }
+        }
+        return name;
     }
 
     private static String describe(String name) {

@@ -14,6 +14,8 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Rule S10 for headers: the versioned header codec. */
 class OutboxHeaderCodecTest {
@@ -97,6 +99,40 @@ class OutboxHeaderCodecTest {
         assertThatThrownBy(() -> OutboxHeaderCodec.decode(blob))
                 .isInstanceOf(CorruptHeadersException.class)
                 .hasMessageContaining("name of header #0 at offset 9 is not valid UTF-8");
+    }
+
+    @Test
+    void anEmptyListWithTrailingBytesAndTruncatedFieldsOfALaterHeaderAreNamed() {
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(new byte[] {1, 0, 0, 0, 0, 9}))
+                .isInstanceOf(CorruptHeadersException.class).hasMessageContaining("1 trailing bytes after the last of 0");
+        byte[] blob = OutboxHeaderCodec.encode(List.of(OutboxHeader.ofUtf8("a", "123456789"), OutboxHeader.ofUtf8("b", "22")));
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(Arrays.copyOf(blob, blob.length - 1)))
+                .isInstanceOf(CorruptHeadersException.class)
+                .hasMessageContaining("truncated: value of header #1 needs 2 bytes");
+        assertThatThrownBy(() -> OutboxHeaderCodec.decode(Arrays.copyOf(blob, 5 + 4 + 1 + 4 + 9 + 2)))
+                .isInstanceOf(CorruptHeadersException.class)
+                .hasMessageContaining("truncated: name length of header #1 needs 4 bytes");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"plain", "", "\u00fcml\u00e4ut", "\uD83D\uDE00 pair", "x\uDC00", "\uD800", "a\uD800b",
+            "\uDE00\uD83D", "\uD83D\uDE00\uD83D"})
+    void aNameIsWellFormedExactlyWhenItEncodesToUtf8(String name) {
+        boolean encodes;
+        try {
+            OutboxHeaderCodec.utf8Name(name);
+            encodes = true;
+        } catch (IllegalArgumentException e) {
+            encodes = false;
+        }
+        if (encodes) {
+            assertThat(OutboxHeaderCodec.requireWellFormedName(name)).isSameAs(name);
+        } else {
+            assertThatThrownBy(() -> OutboxHeaderCodec.requireWellFormedName(name))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lone surrogate");
+        }
+        assertThat(encodes).isEqualTo(!name.startsWith("x") && !name.contains("\uD800")
+                && !name.startsWith("\uDE00") && !name.endsWith("\uD83D"));
     }
 
     @Test
