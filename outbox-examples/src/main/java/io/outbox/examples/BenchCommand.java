@@ -67,6 +67,11 @@ final class BenchCommand implements Callable<Integer> {
             + "prefetch=false) instead of reading its next batch during the publish of the one before.")
     private boolean noPrefetch;
 
+    @Option(names = "--no-meter", description = "Do not count the relays' JDBC calls (statements, calls, rows and "
+            + "bytes per message, and the PostgreSQL backends whose CPU is read without --db-pid): the counting wraps "
+            + "every JDBC call and result-set read, whose CPU is in the bench process's relay figure.")
+    private boolean noMeter;
+
     @Option(names = "--runs", paramLabel = "N", defaultValue = "5", description = "Counted runs (default: ${DEFAULT-VALUE}).")
     private int runs;
 
@@ -121,7 +126,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
                 load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress,
-                load.transactions, !noPrefetch, brokerPid, dbPid);
+                load.transactions, !noPrefetch, brokerPid, dbPid, !noMeter);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();

@@ -69,11 +69,24 @@ final class RelayBench {
      *     phase; null to find it (a broker listening on a local port) or not measure it
      * @param dbPid the database server's process, read the same way; null to find it (PostgreSQL:
      *     the backends of the relay's connections) or not measure it
+     * @param meter whether a JDBC store's connections are counted ({@link JdbcMeter}: statements,
+     *     calls, rows and bytes per message, and the PostgreSQL backends whose CPU is read); the
+     *     counting wraps every JDBC call of the relays and costs CPU of the bench process
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                     int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
                     Duration timeout, boolean progress, boolean transactions, boolean prefetch, Long brokerPid,
-                    Long dbPid) {
+                    Long dbPid, boolean meter) {
+
+        /** Settings with the JDBC store's connections counted. */
+        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
+                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
+                 int warmupMessages, Duration timeout, boolean progress, boolean transactions, boolean prefetch,
+                 Long brokerPid, Long dbPid) {
+            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
+                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, prefetch, brokerPid, dbPid,
+                    true);
+        }
 
         /** Settings with the relays' read ahead (relay option prefetch) on, its default, finding the broker's and database's processes where they can. */
         Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
@@ -240,7 +253,7 @@ final class RelayBench {
                 1, log)) {
             scope.database().createSchema();
             CpuProbe broker = brokerProbe(scope.kafka());
-            JdbcMeter probeMeter = scope.database().tableNames().isEmpty() ? null
+            JdbcMeter probeMeter = !settings.meter() || scope.database().tableNames().isEmpty() ? null
                     : new JdbcMeter(scope.database().tableNames());
             List<Round> rounds = new ArrayList<>();
             CpuProbe db = null;
@@ -572,9 +585,9 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "  %-8s %s, topics %s-*, %d partitions each%n", "kafka", kafka,
                     topicPrefix, partitions));
             out.append(String.format(Locale.ROOT, "  %-8s %,d messages per run, %,d-byte values, %,d keys, "
-                    + "%d relay(s), %d buckets, batch size %d, store concurrency %d, prefetch %s%n", "load",
+                    + "%d relay(s), %d buckets, batch size %d, store concurrency %d, prefetch %s%s%n", "load",
                     s.messages(), s.valueBytes(), s.keys(), s.relays(), s.buckets(), s.batchSize(),
-                    s.storeConcurrency(), s.prefetch() ? "on" : "off"));
+                    s.storeConcurrency(), s.prefetch() ? "on" : "off", s.meter() ? "" : ", JDBC calls not counted"));
             out.append(String.format(Locale.ROOT, "  %-8s relays and plain producer alike: %s%n", "producer",
                     producer));
             out.append(String.format(Locale.ROOT, "  %-8s bench: this process (%d processors); broker: %s; "

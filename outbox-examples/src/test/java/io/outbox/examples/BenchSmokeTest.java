@@ -75,6 +75,21 @@ class BenchSmokeTest {
     }
 
     @Test
+    void withNoMeterTheJdbcCallsAreNotCounted() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
+                "--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--no-meter");
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        assertThat(out.toString()).contains("prefetch on, JDBC calls not counted")
+                .containsPattern("bench CPU ms per 1,000 messages, relay +\\d+ \\(")
+                .doesNotContain("statements per message", "relays' database work per message");
+    }
+
+    @Test
     void aPidOfNoProcessIsRefusedNamingTheOption() {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
