@@ -32,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
@@ -73,8 +74,10 @@ import javax.sql.DataSource;
  *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
  *   <li>{@link #nextBatchExcluding} (C5, the relay's read ahead): the same statement with
  *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code AND NOT EXISTS
- *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join); above {@value #DELETE_CHUNK} ids on the other dialects, a
- *       {@code nextBatch} of the batch size plus the ids, filtered.</li>
+ *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join); above {@value #DELETE_CHUNK} ids on MySQL/MariaDB, a
+ *       {@code nextBatch} of the batch size plus the ids, filtered. On H2, which compares every
+ *       row with every id of a {@code NOT IN} list, always the {@code nextBatch} statement with
+ *       the limit raised by the ids, whose rows are skipped by row id before they are decoded.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
  *       {@value #DELETE_CHUNK} ids per statement; on PostgreSQL one
  *       {@code DELETE ... WHERE bucket = ? AND id = ANY (?)} with the ids as an array.</li>
@@ -583,6 +586,9 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         if (ids.isEmpty()) {
             return nextBatch(bucket, maxCount);
         }
+        if (dialect() == JdbcDialect.H2) {
+            return nextBatchSkipping(bucket, ids, maxCount);
+        }
         if (ids.size() > DELETE_CHUNK && dialect() != JdbcDialect.POSTGRESQL) {
             return ReadAheads.byFiltering(this, bucket, inFlight, maxCount);
         }
@@ -603,11 +609,42 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         });
     }
 
+    /**
+     * H2's read ahead: the batch statement with its limit raised by the ids in flight, whose rows
+     * are skipped by their row id before anything else of them is read. H2 evaluates
+     * {@code id NOT IN (?, ...)} by comparing each row it scans with every listed id, which cost
+     * more than the whole read of the batch; here each scanned row costs one binary search.
+     */
+    private List<OutboxMessage> nextBatchSkipping(int bucket, List<Long> ids, int maxCount) {
+        long[] excluded = new long[ids.size()];
+        for (int i = 0; i < excluded.length; i++) {
+            excluded[i] = ids.get(i);
+        }
+        Arrays.sort(excluded);
+        int limit = (int) Math.min(Integer.MAX_VALUE, (long) maxCount + excluded.length);
+        return run("reading ahead in bucket " + bucket, false, (c, s) -> {
+            try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
+                select.setInt(1, bucket);
+                select.setInt(2, limit);
+                return readBatch(s, select, bucket, maxCount, excluded);
+            }
+        });
+    }
+
     private List<OutboxMessage> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount)
+            throws SQLException {
+        return readBatch(s, select, bucket, maxCount, null);
+    }
+
+    /** The rows of {@code select} as messages, at most {@code maxCount}, leaving out the row ids in {@code skipped} (sorted; null for none). */
+    private List<OutboxMessage> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount, long[] skipped)
             throws SQLException {
         List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
         try (ResultSet row = select.executeQuery()) {
-            while (row.next()) {
+            while (batch.size() < maxCount && row.next()) {
+                if (skipped != null && Arrays.binarySearch(skipped, row.getLong(1)) >= 0) {
+                    continue;
+                }
                 try {
                     batch.add(read(s, row, bucket));
                 } catch (CorruptMessageException e) { // R12: the rows ahead of it still go out

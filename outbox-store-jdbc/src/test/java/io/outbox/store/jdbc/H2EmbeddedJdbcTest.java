@@ -1,17 +1,22 @@
 package io.outbox.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CorruptMessageException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.IntFunction;
+import java.util.function.IntUnaryOperator;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -36,14 +41,7 @@ class H2EmbeddedJdbcTest extends JdbcDatabaseTestBase {
         JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(prefix);
         try (HikariDataSource pool = database().newPool(1)) {
             JdbcOutboxStore store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
-            List<OutboxMessage> messages = IntStream.range(0, 2_000).mapToObj(i -> new OutboxMessage(
-                    UUID.randomUUID(), i % 2, "orders", ("k" + i).getBytes(StandardCharsets.UTF_8), new byte[10],
-                    List.of(), null, Instant.parse("2030-01-01T00:00:00Z"))).toList();
-            try (Connection c = pool.getConnection()) {
-                c.setAutoCommit(false);
-                store.writer().enqueue(c, messages);
-                c.commit();
-            }
+            List<OutboxMessage> messages = enqueued(pool, store, 2_000, i -> i % 2, i -> new byte[10]);
             String plan;
             try (Connection c = pool.getConnection();
                  PreparedStatement explain = c.prepareStatement("EXPLAIN ANALYZE "
@@ -61,5 +59,63 @@ class H2EmbeddedJdbcTest extends JdbcDatabaseTestBase {
         } finally {
             database().dropTables(prefix);
         }
+    }
+
+    /**
+     * C5 on H2: the read ahead skips the rows in flight by row id before decoding them (a row in
+     * flight that no longer decodes is not read again, one not in flight fails as in nextBatch),
+     * leaves out ids in flight wherever they are, keeps the limit and order, and takes more ids
+     * than one statement would name.
+     */
+    @Test
+    void C5_theReadAheadSkipsTheRowsInFlightWithoutDecodingThem() throws SQLException {
+        String prefix = TestDatabase.uniquePrefix();
+        database().createTables(prefix);
+        JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(prefix);
+        try (HikariDataSource pool = database().newPool(1)) {
+            JdbcOutboxStore store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
+            List<OutboxMessage> messages = enqueued(pool, store, 2 * JdbcOutboxStore.DELETE_CHUNK + 203, i -> 5,
+                    i -> new byte[] {(byte) i});
+            List<OutboxMessage> first = store.nextBatch(5, JdbcOutboxStore.DELETE_CHUNK + 200);
+            try (Connection c = pool.getConnection();
+                 PreparedStatement corrupt = c.prepareStatement("UPDATE " + JdbcDialect.H2.qualified(tables,
+                         tables.messages()) + " SET " + JdbcDialect.H2.quote("headers") + " = X'07' WHERE "
+                         + JdbcDialect.H2.quote("id") + " = ?")) {
+                corrupt.setLong(1, ((JdbcStoredMessage) first.get(3)).id());
+                assertThat(corrupt.executeUpdate()).isOne();
+            }
+
+            assertThat(store.nextBatchExcluding(5, first, 500)).extracting(OutboxMessage::messageId)
+                    .containsExactlyElementsOf(messages.subList(700, 1_200).stream().map(OutboxMessage::messageId)
+                            .toList());
+            List<OutboxMessage> evenFrom4 = IntStream.range(4, 40).filter(i -> i % 2 == 0).mapToObj(first::get)
+                    .toList();
+            List<OutboxMessage> withTheUndecodable = new ArrayList<>(evenFrom4);
+            withTheUndecodable.add(first.get(3));
+            assertThat(store.nextBatchExcluding(5, withTheUndecodable, 6)).extracting(OutboxMessage::messageId)
+                    .as("rows 0-2, then the odd rows from 5").containsExactly(messages.get(0).messageId(),
+                            messages.get(1).messageId(), messages.get(2).messageId(), messages.get(5).messageId(),
+                            messages.get(7).messageId(), messages.get(9).messageId());
+            assertThatThrownBy(() -> store.nextBatchExcluding(5, evenFrom4, 6)).as("row 3 is not in flight")
+                    .isInstanceOfSatisfying(CorruptMessageException.class, e -> assertThat(e.messagesBefore())
+                            .extracting(OutboxMessage::messageId).containsExactly(messages.get(0).messageId(),
+                                    messages.get(1).messageId(), messages.get(2).messageId()));
+        } finally {
+            database().dropTables(prefix);
+        }
+    }
+
+    /** {@code count} messages, message i in bucket {@code bucket(i)} with value {@code value(i)}, enqueued in one transaction. */
+    private static List<OutboxMessage> enqueued(HikariDataSource pool, JdbcOutboxStore store, int count,
+                                                IntUnaryOperator bucket, IntFunction<byte[]> value) throws SQLException {
+        List<OutboxMessage> messages = IntStream.range(0, count).mapToObj(i -> new OutboxMessage(UUID.randomUUID(),
+                bucket.applyAsInt(i), "orders", ("k" + i).getBytes(StandardCharsets.UTF_8), value.apply(i), List.of(),
+                null, Instant.parse("2030-01-01T00:00:00Z"))).toList();
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            store.writer().enqueue(c, messages);
+            c.commit();
+        }
+        return messages;
     }
 }
