@@ -130,9 +130,15 @@ final class NotifyBenchCommand implements Callable<Integer> {
             description = "Measured seconds per mode, after the warm-up (default: ${DEFAULT-VALUE}).")
     private int seconds;
 
-    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "5",
-            description = "Seconds of writes per mode that are not measured (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "20",
+            description = "Seconds of writes per run that are not measured, while the new relay processes compile "
+                    + "their code (default: ${DEFAULT-VALUE}).")
     private int warmupSeconds;
+
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "1",
+            description = "Runs per mode, each with new relay processes; with more than one the medians of the runs' "
+                    + "percentiles are printed with the lowest and highest (default: ${DEFAULT-VALUE}).")
+    private int runs;
 
     @Option(names = "--idle-seconds", paramLabel = "S", defaultValue = "60",
             description = "Seconds the idle relay is watched; 0 skips it (default: ${DEFAULT-VALUE}).")
@@ -171,6 +177,7 @@ final class NotifyBenchCommand implements Callable<Integer> {
         Checks.between(commandLine, "--seconds", seconds, 1, 3_600);
         Checks.between(commandLine, "--warmup-seconds", warmupSeconds, 0, 600);
         Checks.between(commandLine, "--idle-seconds", idleSeconds, 0, 3_600);
+        Checks.between(commandLine, "--runs", runs, 1, 100);
         for (String mode : modes) {
             if (!List.of("polling", "redis", "postgres").contains(mode)) {
                 throw new ParameterException(commandLine, "--modes: '" + mode + "' is none of polling, redis, postgres");
@@ -193,11 +200,14 @@ final class NotifyBenchCommand implements Callable<Integer> {
         try (DemoKafka broker = DemoKafka.connect(bootstrapServers, err);
              HikariDataSource pool = new HikariDataSource(config)) {
             where = broker.embedded() ? "broker in this process" : "broker at " + broker.bootstrapServers();
-            for (String mode : modes) {
-                err.println("[notify-bench] " + mode + ": " + relays + " relay processes, " + rate + " msg/s for "
-                        + warmupSeconds + " s warm-up + " + seconds + " s");
-                err.flush();
-                results.add(runMode(mode, broker, pool, jar, err));
+            for (int run = 1; run <= runs; run++) {
+                for (String mode : modes) {
+                    err.println("[notify-bench] " + mode + (runs > 1 ? " run " + run : "") + ": " + relays
+                            + " relay processes, " + rate + " msg/s for " + warmupSeconds + " s warm-up + " + seconds
+                            + " s");
+                    err.flush();
+                    results.add(runMode(mode, broker, pool, jar, err));
+                }
             }
             if (idleSeconds > 0) {
                 err.println("[notify-bench] idle relay at the defaults for " + idleSeconds + " s");
@@ -227,11 +237,28 @@ final class NotifyBenchCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "%-9s %20d %20d %22d %22d%n", r.mode(), r.split().toSendP50(),
                     r.split().toSendP99(), r.split().toConsumeP50(), r.split().toConsumeP99());
         }
+        if (runs > 1) {
+            out.printf(Locale.ROOT, "over %d runs per mode, median (lowest-highest) of the runs' percentiles, ms:%n", runs);
+            out.printf(Locale.ROOT, "%-9s %20s %20s %20s%n", "mode", "p50", "p95", "p99");
+            for (String mode : modes) {
+                List<Result> of = results.stream().filter(r -> r.mode().equals(mode)).toList();
+                out.printf(Locale.ROOT, "%-9s %20s %20s %20s%n", mode, spread(of, Result::p50), spread(of, Result::p95),
+                        spread(of, Result::p99));
+            }
+        }
         if (idle != null) {
             out.println(idle);
         }
         out.flush();
         return lost == 0 ? OutboxExamples.EXIT_OK : OutboxExamples.EXIT_LOST;
+    }
+
+    /** The median of the runs' figure (nanoseconds) with the lowest and highest, in milliseconds. */
+    static String spread(List<Result> runs, java.util.function.ToLongFunction<Result> figure) {
+        long[] sorted = runs.stream().mapToLong(figure).sorted().toArray();
+        int n = sorted.length;
+        double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+        return String.format(Locale.ROOT, "%.1f (%.1f-%.1f)", median / 1e6, sorted[0] / 1e6, sorted[n - 1] / 1e6);
     }
 
     private static Path findJar(CommandLine commandLine) throws IOException {
