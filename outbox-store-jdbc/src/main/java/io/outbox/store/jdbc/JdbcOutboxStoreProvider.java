@@ -23,11 +23,12 @@ import org.apache.kafka.common.config.types.Password;
  * URL, which is checked, without connecting, with the other settings: a URL that can never work
  * (no driver takes its scheme, or the driver cannot parse it, such as
  * {@code jdbc:mariadb://root:pw@host:3306/db}), or with a property value the driver does not list
- * for it ({@code sslmode=bogus}), is an {@link OutboxMisconfigurationException}, while a database
- * that refuses connections, times out or rejects the login is an ordinary exception the relay
- * retries. A first connection that fails for a reason no retry heals (a property the driver refuses
- * only when it connects, a class the URL names that is absent, an H2 file path it refuses) is an
- * {@link OutboxMisconfigurationException} too (R6). Settings:
+ * for it ({@code sslmode=bogus}), or naming a class the driver cannot load ({@code socketFactory}),
+ * or an H2 file path relative to the working directory, is an
+ * {@link OutboxMisconfigurationException}, while a database that refuses connections, times out or
+ * rejects the login is an ordinary exception the relay retries. A first connection that fails for
+ * a reason no retry heals (a setting the driver refuses only when it connects, such as an H2
+ * setting it does not know) is an {@link OutboxMisconfigurationException} too (R6). Settings:
  *
  * <table>
  *   <caption>Settings</caption>
@@ -285,6 +286,64 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                             + "accepts only " + String.join(", ", property.choices) + " for its property '"
                             + property.name + "' (value hidden)");
                 }
+                if (!classPresent(property, driver)) {
+                    throw new ConfigException("Invalid value for configuration " + name + ": the class the JDBC "
+                            + "driver's property '" + property.name + "' names is not on the class path (value "
+                            + "hidden)");
+                }
+            }
+            refuseRelativeH2File(name, url);
+        }
+
+        /** The drivers' properties that name a class to load (pgjdbc's, MariaDB Connector/J's). */
+        private static final java.util.Set<String> CLASS_PROPERTIES = java.util.Set.of("socketfactory", "sslfactory",
+                "sslhostnameverifier", "sslpasswordcallback", "authenticationpluginclassname");
+
+        /** Whether a property that names a class names one the driver can load; other properties pass. */
+        private static boolean classPresent(java.sql.DriverPropertyInfo property, java.sql.Driver driver) {
+            if (property == null || property.name == null || property.value == null || property.value.isBlank()
+                    || !CLASS_PROPERTIES.contains(property.name.toLowerCase(java.util.Locale.ROOT))
+                    || !property.value.matches("[\\p{L}_$][\\p{L}\\p{N}_$]*(\\.[\\p{L}_$][\\p{L}\\p{N}_$]*)+")) {
+                return true; // not a class name at all (a policy word such as sslhostnameverifier's): the driver decides
+            }
+            try {
+                Class.forName(property.value, false, driver.getClass().getClassLoader());
+                return true;
+            } catch (ClassNotFoundException | LinkageError e) {
+                return false;
+            }
+        }
+
+        /**
+         * H2 refuses, on every connection, a file path implicitly relative to the working directory
+         * (its error 90011): asked of H2's own URL parser, without opening the database. Nothing is
+         * checked when H2 is not on the class path or its parser is not the one expected.
+         */
+        private static void refuseRelativeH2File(String name, String url) {
+            if (!url.regionMatches(true, 0, "jdbc:h2:", 0, 8)) {
+                return;
+            }
+            Object info;
+            try {
+                Class<?> type = Class.forName("org.h2.engine.ConnectionInfo");
+                info = type.getConstructor(String.class, java.util.Properties.class, String.class, Object.class)
+                        .newInstance(url, new java.util.Properties(), null, null);
+                if (!(Boolean) type.getMethod("isRemote").invoke(info)) {
+                    String baseDir = System.getProperty("h2.baseDir"); // as H2's own connection applies it
+                    if (baseDir != null) {
+                        type.getMethod("setBaseDir", String.class).invoke(info, baseDir);
+                    }
+                    type.getMethod("getName").invoke(info);
+                }
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                String message = String.valueOf(e.getCause() == null ? null : e.getCause().getMessage());
+                if (message.contains("[90011-")) {
+                    throw new ConfigException("Invalid value for configuration " + name + ": H2 refuses a file path "
+                            + "that is implicitly relative to the working directory (its error 90011); use an "
+                            + "absolute path, ~/name or ./name (value hidden)");
+                }
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                // No H2, or another one: the first connection tells.
             }
         }
 

@@ -169,18 +169,33 @@ class JdbcOutboxStoreProviderTest {
      */
     @Test
     void R6_aFirstConnectionThatCanNeverWorkIsAMisconfigurationAndARefusedConnectionIsNot() {
+        // Passes the checks without connecting (H2 parses its settings only when it connects).
+        OutboxStores.provider("jdbc").validate(settings("url", "jdbc:h2:mem:never;NO_SUCH_SETTING=pw-4713"));
         assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url",
-                "jdbc:postgresql://127.0.0.1:1/db?socketFactory=com.example.NoSuchFactory&password=pw-4713")))
+                "jdbc:h2:mem:never;NO_SUCH_SETTING=pw-4713")))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContainingAll("url", "refuses it on every connection", "ClassNotFoundException")
+                .hasMessageContainingAll("url", "refuses it on every connection", "90113")
                 .hasMessageNotContaining("pw-4713");
-        assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", "jdbc:h2:relative_outbox_file")))
-                .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageContainingAll("url", "SQLState 90011", "relative")
-                .hasMessageNotContaining("relative_outbox_file");
         assertThatThrownBy(() -> OutboxStores.open("jdbc", settings("url", "jdbc:postgresql://127.0.0.1:1/db")))
                 .as("nothing listens on port 1: an outage, retried")
                 .isNotInstanceOf(OutboxMisconfigurationException.class);
+    }
+
+    /**
+     * Found without connecting, as {@code --check} finds them: a class a URL property names that is
+     * absent, an H2 file path relative to the working directory.
+     */
+    @Test
+    void R6_aMissingClassTheUrlNamesAndARelativeH2FileAreRefusedBeforeConnecting() {
+        assertRefused(settings("url", "jdbc:postgresql://127.0.0.1:1/db?socketFactory=com.example.NoSuchFactory"),
+                "url", "the class the JDBC driver's property 'socketFactory' names is not on the class path");
+        assertRefused(settings("url", "jdbc:h2:relative_outbox_file"), "url", "implicitly relative", "90011");
+        assertThatThrownBy(() -> OutboxStores.provider("jdbc").validate(settings("url",
+                "jdbc:h2:relative_outbox_file"))).hasMessageNotContaining("relative_outbox_file");
+        OutboxStores.provider("jdbc").validate(settings("url", "jdbc:postgresql://127.0.0.1:1/db?sslfactory="
+                + "org.postgresql.ssl.DefaultJavaSSLFactory"));
+        OutboxStores.provider("jdbc").validate(settings("url", "jdbc:h2:./relative_but_explicit"));
+        OutboxStores.provider("jdbc").validate(settings("url", "jdbc:h2:mem:x"));
     }
 
     @Test
