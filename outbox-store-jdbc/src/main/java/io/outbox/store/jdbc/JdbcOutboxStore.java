@@ -20,7 +20,6 @@ import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.OutboxHeaderCodec;
-import io.outbox.spi.support.ReadAheads;
 import io.outbox.spi.support.StoreArguments;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
@@ -74,10 +73,10 @@ import javax.sql.DataSource;
  *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
  *   <li>{@link #nextBatchExcluding} (C5, the relay's read ahead): the same statement with
  *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code AND NOT EXISTS
- *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join); above {@value #DELETE_CHUNK} ids on MySQL/MariaDB, a
- *       {@code nextBatch} of the batch size plus the ids, filtered. On H2, which compares every
- *       row with every id of a {@code NOT IN} list, always the {@code nextBatch} statement with
- *       the limit raised by the ids, whose rows are skipped by row id before they are decoded.</li>
+ *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join). On H2, which
+ *       compares every row with every id of a {@code NOT IN} list, and above {@value #DELETE_CHUNK}
+ *       ids on MySQL/MariaDB, the {@code nextBatch} statement with the limit raised by the ids,
+ *       whose rows are skipped by row id before they are decoded.</li>
  *   <li>{@link #markPublished}: {@code DELETE ... WHERE bucket = ? AND id IN (...)}, at most
  *       {@value #DELETE_CHUNK} ids per statement; on PostgreSQL one
  *       {@code DELETE ... WHERE bucket = ? AND id = ANY (?)} with the ids as an array.</li>
@@ -586,11 +585,8 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         if (ids.isEmpty()) {
             return nextBatch(bucket, maxCount);
         }
-        if (dialect() == JdbcDialect.H2) {
-            return nextBatchSkipping(bucket, ids, maxCount);
-        }
-        if (ids.size() > DELETE_CHUNK && dialect() != JdbcDialect.POSTGRESQL) {
-            return ReadAheads.byFiltering(this, bucket, inFlight, maxCount);
+        if (dialect() == JdbcDialect.H2 || (ids.size() > DELETE_CHUNK && dialect() != JdbcDialect.POSTGRESQL)) {
+            return nextBatchSkipping(bucket, ids, maxCount); // more ids than one statement names, or H2
         }
         return run("reading ahead in bucket " + bucket, false, (c, s) -> {
             try (PreparedStatement select = c.prepareStatement(s.selectBatchExcluding(ids.size()))) {
@@ -610,10 +606,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     }
 
     /**
-     * H2's read ahead: the batch statement with its limit raised by the ids in flight, whose rows
-     * are skipped by their row id before anything else of them is read. H2 evaluates
-     * {@code id NOT IN (?, ...)} by comparing each row it scans with every listed id, which cost
-     * more than the whole read of the batch; here each scanned row costs one binary search.
+     * The read ahead without a {@code NOT IN} list: the batch statement with its limit raised by
+     * the ids in flight, whose rows are skipped by their row id before anything else of them is
+     * read. For H2, which evaluates {@code id NOT IN (?, ...)} by comparing each row it scans with
+     * every listed id (that cost more than the whole read of the batch; here each scanned row costs
+     * one binary search), and for more ids than one MySQL/MariaDB statement names.
      */
     private List<OutboxMessage> nextBatchSkipping(int bucket, List<Long> ids, int maxCount) {
         long[] excluded = new long[ids.size()];
