@@ -296,8 +296,7 @@ final class TransactionalPublishing {
                         + "their own, then the rest one by one until one fails transactionalId={} error={}",
                         failedAt, end, failedAt, transactionalId, LogText.oneLine(String.valueOf(sent.firstError())));
                 if (failedAt > 0) {
-                    PublishResult before = producer == null ? PublishResult.failure(0, sent.firstError())
-                            : inTransaction(producer, batch.subList(0, failedAt));
+                    PublishResult before = newTransaction(batch.subList(0, failedAt));
                     if (before.failed()) {
                         return PublishResult.failure(0, before.firstError());
                     }
@@ -320,18 +319,26 @@ final class TransactionalPublishing {
          */
         private PublishResult oneByOne(List<OutboxMessage> batch, int from, int end, RuntimeException refused) {
             for (int i = from; i < end; i++) {
-                Producer<byte[], byte[]> p;
-                try {
-                    p = ensureInitialized();
-                } catch (RuntimeException e) {
-                    return PublishResult.failure(i, classify(e));
-                }
-                PublishResult one = inTransaction(p, batch.subList(i, i + 1));
+                PublishResult one = newTransaction(batch.subList(i, i + 1));
                 if (one.failed()) {
                     return PublishResult.failure(i, one.firstError());
                 }
             }
             return refused == null ? PublishResult.success(end) : PublishResult.failure(end, refused);
+        }
+
+        /**
+         * Runs under {@link #work}: one transaction of {@code messages}, the producer created and
+         * initialized if need be.
+         */
+        private PublishResult newTransaction(List<OutboxMessage> messages) {
+            Producer<byte[], byte[]> p;
+            try {
+                p = ensureInitialized();
+            } catch (RuntimeException e) {
+                return PublishResult.failure(0, classify(e));
+            }
+            return inTransaction(p, messages);
         }
 
         /**
