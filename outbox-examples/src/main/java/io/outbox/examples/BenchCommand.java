@@ -20,7 +20,9 @@ import picocli.CommandLine.Spec;
                     + "same linger.ms and batch.size) sending the same records and flushing. Prints both rates "
                     + "and their ratio, per run and the median, after a warm-up round that is not counted. With "
                     + "--transactions every round also times the relays in the transactional mode on the same "
-                    + "messages and prints that rate beside the default mode's.",
+                    + "messages and prints that rate beside the default mode's. Then the store alone reads and "
+                    + "deletes the same messages again without a broker (the store's own work per message; "
+                    + "--no-store-alone leaves it out), which gives the highest ratio the machine allows.",
             "For each phase it also prints the CPU milliseconds per 1,000 messages of the bench process, of the "
                     + "broker and of the database (see --broker-pid, --db-pid), the statements and bytes the "
                     + "relays read per message (JDBC stores), medians with the lowest and highest run, and the "
@@ -71,6 +73,11 @@ final class BenchCommand implements Callable<Integer> {
             + "bytes per message, and the PostgreSQL backends whose CPU is read without --db-pid): the counting wraps "
             + "every JDBC call and result-set read, whose CPU is in the bench process's relay figure.")
     private boolean noMeter;
+
+    @Option(names = "--no-store-alone", description = "Leave out the phase that times the store alone reading and "
+            + "deleting the same messages without a broker (the store's own work per message, and with it the "
+            + "relay's cost beyond the plain producer's and the store's).")
+    private boolean noStoreAlone;
 
     @Option(names = "--runs", paramLabel = "N", defaultValue = "5", description = "Counted runs (default: ${DEFAULT-VALUE}).")
     private int runs;
@@ -126,7 +133,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         RelayBench.Settings settings = new RelayBench.Settings(kind, store, kafka, messages, valueBytes, keys, relays,
                 load.buckets, load.batchSize, storeConcurrency, runs, warmupMessages, timeout, !load.noProgress,
-                load.transactions, !noPrefetch, brokerPid, dbPid, !noMeter);
+                load.transactions, !noPrefetch, brokerPid, dbPid, !noMeter, !noStoreAlone);
         result = new RelayBench(settings, commandLine.getErr()).run();
         commandLine.getOut().print(result.render());
         commandLine.getOut().flush();

@@ -18,27 +18,38 @@ final class CpuProbe {
     private final ProcCpu proc;
     private final Long treeRoot;
     private final Supplier<Set<Long>> processes;
+    private final boolean inBench;
 
-    private CpuProbe(String description, ProcCpu proc, Long treeRoot, Supplier<Set<Long>> processes) {
+    private CpuProbe(String description, ProcCpu proc, Long treeRoot, Supplier<Set<Long>> processes,
+                     boolean inBench) {
         this.description = description;
         this.proc = proc;
         this.treeRoot = treeRoot;
         this.processes = processes;
+        this.inBench = inBench;
     }
 
-    /** A probe that measures nothing, saying why (e.g. "in the bench process"). */
+    /** A probe that measures nothing, saying why (e.g. "not found on this machine"). */
     static CpuProbe none(String why) {
-        return new CpuProbe(why, null, null, null);
+        return new CpuProbe(why, null, null, null, false);
+    }
+
+    /**
+     * A probe that measures nothing because the process runs in the bench's own (an embedded
+     * broker, H2): its CPU is in the bench's figure.
+     */
+    static CpuProbe inBench(String why) {
+        return new CpuProbe(why, null, null, null, true);
     }
 
     /** The process {@code pid} with its descendants and what they reaped. */
     static CpuProbe tree(ProcCpu proc, long pid, String description) {
-        return new CpuProbe(description, proc, pid, null);
+        return new CpuProbe(description, proc, pid, null, false);
     }
 
     /** The processes {@code pids} supplies at each reading, each its own time only. */
     static CpuProbe processes(ProcCpu proc, Supplier<Set<Long>> pids, String description) {
-        return new CpuProbe(description, proc, null, pids);
+        return new CpuProbe(description, proc, null, pids, false);
     }
 
     /**
@@ -52,6 +63,11 @@ final class CpuProbe {
     /** Whether this probe reads anything. */
     boolean measures() {
         return proc != null;
+    }
+
+    /** Whether this process's CPU is in a figure: read by this probe, or in the bench process's. */
+    boolean accounted() {
+        return measures() || inBench;
     }
 
     /** What is measured, or why nothing is. */

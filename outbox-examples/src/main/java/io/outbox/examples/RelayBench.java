@@ -16,8 +16,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.Queue;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -40,8 +49,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * ({@link RelayFleet#producerSettings} through {@link KafkaOutboxPublisher#effectiveConfig}:
  * {@code acks=all}, idempotence, the same {@code linger.ms} and {@code batch.size}) sends the same
  * records (same keys, values and headers, message-id header included) to a second topic and
- * flushes; timed from the first send to the end of the flush. A warm-up round runs first and
- * is reported but not counted.
+ * flushes; timed from the first send to the end of the flush. Then, unless turned off, the same
+ * messages are pre-filled again and the store alone reads and deletes them, batch by batch, without
+ * a broker: the store's own work per message, which any relay adds to the plain producer's. A
+ * warm-up round runs first and is reported but not counted.
  */
 final class RelayBench {
 
@@ -72,37 +83,13 @@ final class RelayBench {
      * @param meter whether a JDBC store's connections are counted ({@link JdbcMeter}: statements,
      *     calls, rows and bytes per message, and the PostgreSQL backends whose CPU is read); the
      *     counting wraps every JDBC call of the relays and costs CPU of the bench process
+     * @param storeAlone whether each round also times the store alone reading and deleting the same
+     *     messages without a broker (the store's own work per message)
      */
     record Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
                     int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs, int warmupMessages,
                     Duration timeout, boolean progress, boolean transactions, boolean prefetch, Long brokerPid,
-                    Long dbPid, boolean meter) {
-
-        /** Settings with the JDBC store's connections counted. */
-        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
-                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
-                 int warmupMessages, Duration timeout, boolean progress, boolean transactions, boolean prefetch,
-                 Long brokerPid, Long dbPid) {
-            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
-                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, prefetch, brokerPid, dbPid,
-                    true);
-        }
-
-        /** Settings with the relays' read ahead (relay option prefetch) on, its default, finding the broker's and database's processes where they can. */
-        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
-                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
-                 int warmupMessages, Duration timeout, boolean progress, boolean transactions) {
-            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
-                    storeConcurrency, runs, warmupMessages, timeout, progress, transactions, true, null, null);
-        }
-
-        /** Settings without the transactional mode. */
-        Settings(StoreKind store, StoreOptions storeOptions, KafkaOptions kafkaOptions, int messages,
-                 int valueBytes, int keys, int relays, int buckets, int batchSize, int storeConcurrency, int runs,
-                 int warmupMessages, Duration timeout, boolean progress) {
-            this(store, storeOptions, kafkaOptions, messages, valueBytes, keys, relays, buckets, batchSize,
-                    storeConcurrency, runs, warmupMessages, timeout, progress, false);
-        }
+                    Long dbPid, boolean meter, boolean storeAlone) {
     }
 
     /**
@@ -158,6 +145,23 @@ final class RelayBench {
         double codePerThousand() {
             return cpuPerThousand() - jitPerThousand() - gcPerThousand();
         }
+
+        /**
+         * CPU milliseconds per 1,000 messages of the bench, the broker and the database together, a
+         * figure not measured counting as 0 (a process in the bench's is in its figure).
+         */
+        double allPerThousand() {
+            return cpuPerThousand() + zeroIfNaN(brokerPerThousand()) + zeroIfNaN(dbPerThousand());
+        }
+
+        /** Processors kept busy over the phase by the bench, the broker and the database: CPU time over elapsed time. */
+        double coresBusy() {
+            return allPerThousand() * rate() / 1e6;
+        }
+
+        private static double zeroIfNaN(double value) {
+            return Double.isNaN(value) ? 0 : value;
+        }
     }
 
     /**
@@ -168,6 +172,8 @@ final class RelayBench {
      * @param prefill pre-fill rate (not part of the comparison)
      * @param relayPhase the relays' drain
      * @param plainPhase the plain producer's sends
+     * @param storePhase the store alone reading and deleting the same messages without a broker; null
+     *     when not timed
      * @param fetchShare store calls reading batches in progress per relay, on average over the
      *     drain: the summed time of those calls over the drain's time; above 1 when store threads
      *     overlap them
@@ -177,8 +183,9 @@ final class RelayBench {
      *     not timed
      * @param database the relays' database work over the drain; null when the store is not metered
      */
-    record Round(String label, int messages, double prefill, Phase relayPhase, Phase plainPhase, double fetchShare,
-                 double deleteShare, double otherShare, double transactional, JdbcMeter.Counts database) {
+    record Round(String label, int messages, double prefill, Phase relayPhase, Phase plainPhase, Phase storePhase,
+                 double fetchShare, double deleteShare, double otherShare, double transactional,
+                 JdbcMeter.Counts database) {
         /** Relay messages per second. */
         double relay() {
             return relayPhase.rate();
@@ -201,6 +208,35 @@ final class RelayBench {
         /** The same without the JIT compiler and garbage collector threads; NaN when not measured. */
         double codeCpuRatio() {
             return relayPhase.codePerThousand() / plainPhase.codePerThousand();
+        }
+
+        /** Messages per second of the store alone; NaN when not timed. */
+        double storeAlone() {
+            return storePhase == null ? Double.NaN : storePhase.rate();
+        }
+
+        /**
+         * The relay side's CPU per 1,000 messages (bench, broker and database) beyond the plain
+         * producer's and the store alone's: what the relay adds to the sends and to the store's own
+         * work (engine, leases, read ahead, record building, waiting turned into CPU); NaN when the
+         * store alone was not timed.
+         */
+        double relayBeyondPlainAndStore() {
+            return storePhase == null ? Double.NaN
+                    : relayPhase.allPerThousand() - plainPhase.allPerThousand() - storePhase.allPerThousand();
+        }
+
+        /**
+         * The highest relay / plain producer ratio this machine allows if a relay costs at least the
+         * plain producer's CPU per message plus the store alone's (bench, broker and database each):
+         * {@code processors} cores spent on nothing else give at most {@code processors / (plain + store)}
+         * messages per second, over the plain producer's rate; NaN when the store alone was not timed.
+         *
+         * @param processors the machine's processors
+         */
+        double ratioCeiling(int processors) {
+            return storePhase == null ? Double.NaN
+                    : processors * 1e6 / (plainPhase.allPerThousand() + storePhase.allPerThousand()) / plain();
         }
 
         /** Statements the relays executed per message; NaN when not metered. */
@@ -287,7 +323,8 @@ final class RelayBench {
             }
             return new BenchResult(runId, scope.database().describe(), scope.kafka().describe(), prefix, partitions,
                     settings, producerDescription(scope.kafka().bootstrapServers()), rounds, broker.description(),
-                    db == null ? "not measured" : db.description(), loadBefore, proc.loadAverage());
+                    db == null ? "not measured" : db.description(), broker.accounted() && (db == null || db.accounted()),
+                    Runtime.getRuntime().availableProcessors(), loadBefore, proc.loadAverage());
         }
     }
 
@@ -297,13 +334,13 @@ final class RelayBench {
             return CpuProbe.tree(proc, settings.brokerPid(), "broker process " + settings.brokerPid() + " (--broker-pid)");
         }
         if (kafka.embedded()) {
-            return CpuProbe.none("embedded broker: counted in the bench process");
+            return CpuProbe.inBench("embedded broker: counted in the bench process");
         }
         OptionalInt port = localPort(kafka.bootstrapServers());
         if (port.isPresent() && proc.available()) {
             OptionalLong pid = proc.listeningPid(port.getAsInt());
             if (pid.isPresent() && pid.getAsLong() == ProcessHandle.current().pid()) {
-                return CpuProbe.none("listening in the bench process: counted in the bench process");
+                return CpuProbe.inBench("listening in the bench process: counted in the bench process");
             }
             if (pid.isPresent()) {
                 return CpuProbe.tree(proc, pid.getAsLong(), "broker process " + pid.getAsLong() + " (listening on port "
@@ -324,7 +361,7 @@ final class RelayBench {
         String url = settings.storeOptions().jdbcUrl;
         if (settings.store() == StoreKind.JDBC && (url == null || url.startsWith("jdbc:h2:")
                 && !url.startsWith("jdbc:h2:tcp:") && !url.startsWith("jdbc:h2:ssl:"))) {
-            return CpuProbe.none("H2 in this process: counted in the bench process");
+            return CpuProbe.inBench("H2 in this process: counted in the bench process");
         }
         if (meter != null && proc.available() && database.describe().contains("PostgreSQL")) {
             return CpuProbe.processes(proc, () -> currentMeter.get() == null ? Set.of()
@@ -372,6 +409,12 @@ final class RelayBench {
         double prefill = prefill(label, messages, database);
         Drain relay = drain(label, count, round, runId, kafka, database, null, broker, db, meter);
         Phase plain = plainProducer(messages, plainTopic, kafka.bootstrapServers(), broker, db);
+        Phase storeAlone = null;
+        if (settings.storeAlone()) {
+            prefill(label + " (store alone)", messages, database);
+            storeAlone = storeAlone(label, count, database, broker, db,
+                    meter == null ? null : new JdbcMeter(database.tableNames()));
+        }
         double transactional = Double.NaN;
         if (settings.transactions()) {
             // The same messages again, to a topic of their own, drained by relays in the transactional mode.
@@ -379,7 +422,7 @@ final class RelayBench {
             transactional = drain(label + " (transactional)", count, round, runId, kafka, database,
                     "outbox-bench-" + runId + "-" + round, CpuProbe.none(""), CpuProbe.none(""), null).phase().rate();
         }
-        return new Round(label, count, prefill, relay.phase(), plain, relay.share(TimedStore::fetchNanos),
+        return new Round(label, count, prefill, relay.phase(), plain, storeAlone, relay.share(TimedStore::fetchNanos),
                 relay.share(TimedStore::deleteNanos), relay.share(TimedStore::otherNanos), transactional,
                 relay.database());
     }
@@ -514,6 +557,82 @@ final class RelayBench {
         }
     }
 
+    /**
+     * The store's own work on the pre-filled messages without a broker: store-concurrency threads take
+     * the buckets in turn, each reading a bucket's batch ({@link OutboxStore#nextBatch}, the relays'
+     * batch size) and deleting it ({@link OutboxStore#markPublished}) until every bucket is empty. No
+     * leases, no read ahead, no records built: what any relay must have the store do per message,
+     * beside the plain producer's sends. Timed and measured like the other phases.
+     *
+     * @param meter counts the store's connections so that a PostgreSQL's backends are found; null for none
+     * @throws IllegalStateException if the store did not drain exactly {@code count} messages in time
+     */
+    private Phase storeAlone(String label, int count, DemoDatabase database, CpuProbe broker, CpuProbe db,
+                             JdbcMeter meter) throws Exception {
+        int threads = settings.storeConcurrency();
+        OutboxStore metered = meter == null ? null : database.openMeteredRelayStore(threads, meter);
+        OutboxStore store = metered != null ? metered : database.openRelayStore(threads);
+        currentMeter.set(meter);
+        AtomicInteger named = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
+            Thread thread = new Thread(task, "bench-store-alone-" + named.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        try (Progress progress = Progress.start(settings.progress(), label + " store alone", count)) {
+            Queue<Integer> buckets = new ConcurrentLinkedQueue<>();
+            for (int bucket = 0; bucket < settings.buckets(); bucket++) {
+                buckets.add(bucket);
+            }
+            AtomicLong drained = new AtomicLong();
+            Map<Long, Long> brokerStart = broker.sample();
+            Map<Long, Long> dbStart = db.sample();
+            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
+            long cpuStart = ProcCpu.ownCpuNanos();
+            long start = System.nanoTime();
+            List<Future<?>> tasks = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                tasks.add(pool.submit(() -> {
+                    for (Integer bucket = buckets.poll(); bucket != null; bucket = buckets.poll()) {
+                        List<OutboxMessage> batch = store.nextBatch(bucket, settings.batchSize());
+                        if (!batch.isEmpty()) {
+                            store.markPublished(bucket, batch);
+                            drained.addAndGet(batch.size());
+                            buckets.add(bucket);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            long deadline = start + settings.timeout().toNanos();
+            for (Future<?> task : tasks) {
+                try {
+                    task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    throw new IllegalStateException("the store alone deleted " + drained.get() + " of " + count
+                            + " messages within " + settings.timeout().toSeconds() + " s");
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("the store alone failed after " + drained.get() + " of " + count
+                            + " messages: " + e.getCause(), e.getCause());
+                }
+            }
+            long elapsed = System.nanoTime() - start;
+            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
+            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
+            if (drained.get() != count) {
+                throw new IllegalStateException("the store alone deleted " + drained.get() + " messages, the pre-fill"
+                        + " wrote " + count);
+            }
+            progress.update(count, "");
+            return new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart),
+                    vm.map(t -> (double) t.jit()).orElse(Double.NaN), vm.map(t -> (double) t.gc()).orElse(Double.NaN));
+        } finally {
+            pool.shutdownNow();
+            currentMeter.set(null);
+            DemoDatabase.closeStore(store);
+        }
+    }
+
     /** The JIT compiler and garbage collector threads' ticks since {@code start}; empty when not measured. */
     private Optional<ProcCpu.VmThreadTicks> vmSince(Optional<ProcCpu.VmThreadTicks> start) {
         Optional<ProcCpu.VmThreadTicks> now = proc.ownVmThreadTicks();
@@ -554,12 +673,15 @@ final class RelayBench {
      * @param rounds the warm-up (if any) and the counted rounds, in order
      * @param brokerCpu whose CPU the broker columns show, or why they are empty
      * @param dbCpu whose CPU the database columns show, or why they are empty
+     * @param cpuAccounted whether the broker's and the database's CPU are each measured or in the
+     *     bench's figure, so that a phase's CPU over all three processes is complete
+     * @param processors the machine's processors
      * @param loadBefore the machine's load average (1, 5, 15 minutes) before the first round
      * @param loadAfter the same after the last round
      */
     record BenchResult(String runId, String store, String kafka, String topicPrefix, int partitions,
                        Settings settings, String producer, List<Round> rounds, String brokerCpu, String dbCpu,
-                       String loadBefore, String loadAfter) {
+                       boolean cpuAccounted, int processors, String loadBefore, String loadAfter) {
 
         /** The counted rounds. */
         List<Round> counted() {
@@ -591,7 +713,7 @@ final class RelayBench {
             out.append(String.format(Locale.ROOT, "  %-8s relays and plain producer alike: %s%n", "producer",
                     producer));
             out.append(String.format(Locale.ROOT, "  %-8s bench: this process (%d processors); broker: %s; "
-                    + "database: %s%n", "cpu", Runtime.getRuntime().availableProcessors(), brokerCpu, dbCpu));
+                    + "database: %s%n", "cpu", processors, brokerCpu, dbCpu));
             out.append(String.format(Locale.ROOT, "  %-8s load average %s before, %s after (1, 5, 15 min)%n%n",
                     "machine", loadBefore, loadAfter));
             out.append(String.format(Locale.ROOT, "  %-10s %14s %14s %21s %7s   %s%n", "round", "pre-fill msg/s",
@@ -626,6 +748,26 @@ final class RelayBench {
                         byThread(r.plainPhase()), number("%.2f", r.codeCpuRatio())));
             }
 
+            boolean storeAlone = rounds.stream().anyMatch(r -> r.storePhase() != null);
+            if (storeAlone) {
+                out.append(String.format(Locale.ROOT, "%n  store alone: the same messages read and deleted by the store, "
+                        + "no broker; CPU ms per 1,000 messages; cores busy: bench, broker and database CPU over "
+                        + "elapsed time%s%n  %-10s %17s %17s %18s %20s %14s%n",
+                        cpuAccounted ? "" : " (the broker's or the database's CPU not measured: no sums)", "round",
+                        "store alone msg/s", "bench/broker/db", "relay beyond both", "cores busy r/p/s",
+                        "ratio ceiling"));
+                for (Round r : rounds) {
+                    if (r.storePhase() != null) {
+                        out.append(String.format(Locale.ROOT, "  %-10s %,17.0f %17s %18s %20s %14s%n", r.label(),
+                                r.storeAlone(), cpu(r.storePhase()), accounted("%.0f", r.relayBeyondPlainAndStore()),
+                                cpuAccounted ? String.format(Locale.ROOT, "%.2f / %.2f / %.2f",
+                                        r.relayPhase().coresBusy(), r.plainPhase().coresBusy(),
+                                        r.storePhase().coresBusy()) : "-",
+                                accounted("%.2f", r.ratioCeiling(processors))));
+                    }
+                }
+            }
+
             boolean metered = counted.stream().anyMatch(r -> r.database() != null);
             if (metered) {
                 out.append(String.format(Locale.ROOT, "%n  relays' database work per message (a call is one execute, "
@@ -652,6 +794,21 @@ final class RelayBench {
             bothSides(out, "broker CPU ms per 1,000 messages", Phase::brokerPerThousand);
             line(out, "database CPU ms per 1,000 messages, relay", spread(r -> r.relayPhase().dbPerThousand())
                     .format("%.0f"));
+            if (storeAlone) {
+                line(out, "store alone msg/s", spread(Round::storeAlone).format("%,.0f"));
+                line(out, "store alone bench CPU ms per 1,000", spread(r -> r.storePhase().cpuPerThousand())
+                        .format("%.0f"));
+                line(out, "store alone database CPU ms per 1,000", spread(r -> r.storePhase().dbPerThousand())
+                        .format("%.0f"));
+                line(out, "relay CPU ms per 1,000 beyond plain + store", cpuAccounted
+                        ? spread(Round::relayBeyondPlainAndStore).format("%.0f") : "-");
+                line(out, "cores busy, relay", cpuAccounted ? spread(r -> r.relayPhase().coresBusy())
+                        .format("%.2f") : "-");
+                line(out, "cores busy, plain", cpuAccounted ? spread(r -> r.plainPhase().coresBusy())
+                        .format("%.2f") : "-");
+                line(out, "ratio ceiling on " + processors + " processors", cpuAccounted
+                        ? spread(r -> r.ratioCeiling(processors)).format("%.2f") : "-");
+            }
             if (metered) {
                 line(out, "statements per message, relay", spread(Round::statementsPerMessage).format("%.4f"));
                 line(out, "calls per message, relay", spread(Round::callsPerMessage).format("%.4f"));
@@ -689,7 +846,7 @@ final class RelayBench {
         }
 
         private static void line(StringBuilder out, String what, String spread) {
-            out.append(String.format(Locale.ROOT, "  %-42s %s%n", what, spread));
+            out.append(String.format(Locale.ROOT, "  %-46s %s%n", what, spread));
         }
 
         private static String byThread(Phase p) {
@@ -703,6 +860,11 @@ final class RelayBench {
 
         private static String cpu(double bench, double broker, double db) {
             return number("%.0f", bench) + " / " + number("%.0f", broker) + " / " + number("%.0f", db);
+        }
+
+        /** The number in {@code format} when every process's CPU is in the figures, else "-". */
+        private String accounted(String format, double value) {
+            return cpuAccounted ? number(format, value) : "-";
         }
 
         /** The number in {@code format}, or "-" for NaN (not measured). */
