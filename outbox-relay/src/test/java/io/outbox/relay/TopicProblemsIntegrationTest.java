@@ -105,6 +105,11 @@ class TopicProblemsIntegrationTest {
         assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing, "read_committed"))
                 .extracting(TopicReader::messageId).as("committed once each, in order; none after the bad one")
                 .containsExactly(batch.get(0).messageId(), batch.get(1).messageId());
+        // read_uncommitted also returns the records of aborted transactions: the fourth was never sent,
+        // and the two before the bad topic were sent once, in the one transaction that committed
+        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing, "read_uncommitted"))
+                .extracting(TopicReader::messageId).as("every record written to the log, aborted ones included")
+                .containsExactly(batch.get(0).messageId(), batch.get(1).messageId());
     }
 
     /** R12 in the transactional mode: a partition the topic lacks at position k fails message k alone. */
@@ -126,6 +131,10 @@ class TopicProblemsIntegrationTest {
                 .hasMessageContaining(missing.messageId().toString());
         assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
                 .extracting(TopicReader::messageId)
+                .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
+        // aborted records included: the message after the missing partition was never sent
+        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_uncommitted"))
+                .extracting(TopicReader::messageId).as("every record written to the log, aborted ones included")
                 .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
     }
 
