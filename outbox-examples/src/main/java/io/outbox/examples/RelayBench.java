@@ -323,9 +323,37 @@ final class RelayBench {
             }
             return new BenchResult(runId, scope.database().describe(), scope.kafka().describe(), prefix, partitions,
                     settings, producerDescription(scope.kafka().bootstrapServers()), rounds, broker.description(),
-                    db == null ? "not measured" : db.description(), broker.accounted() && (db == null || db.accounted()),
+                    db == null ? "not measured" : db.description(), cpuAccounted(broker, db, rounds),
                     Runtime.getRuntime().availableProcessors(), loadBefore, proc.loadAverage());
         }
+    }
+
+    /**
+     * Whether every phase's CPU over the three processes is complete: the broker's and the
+     * database's each in the bench process's figure or read by its probe, and a probe that measures
+     * having read something in every phase it was meant to (a process gone, or PostgreSQL backends
+     * not on this machine, read nothing: its figure is NaN, not 0).
+     */
+    static boolean cpuAccounted(CpuProbe broker, CpuProbe db, List<Round> rounds) {
+        if (!broker.accounted() || db != null && !db.accounted()) {
+            return false;
+        }
+        for (Round r : rounds) {
+            List<Phase> phases = new ArrayList<>(List.of(r.relayPhase(), r.plainPhase()));
+            if (r.storePhase() != null) {
+                phases.add(r.storePhase());
+            }
+            for (Phase p : phases) {
+                if (broker.measures() && Double.isNaN(p.brokerTicks())) {
+                    return false;
+                }
+                boolean dbRead = db != null && (p == r.plainPhase() ? db.outsideDrain() : db).measures();
+                if (dbRead && Double.isNaN(p.dbTicks())) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** The broker's CPU: --broker-pid, else a local listener on the bootstrap port, else none. */

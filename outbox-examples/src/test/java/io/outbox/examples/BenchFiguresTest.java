@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The bench's derived figures from the phases it measured: no timing, only the arithmetic and its printing. */
@@ -67,6 +68,30 @@ class BenchFiguresTest {
         String table = result(List.of(round(phase(30, 10, 20), phase(10, 5, Double.NaN), null)), true).render();
 
         assertThat(table).doesNotContain("store alone", "ceiling", "cores busy");
+    }
+
+    @Test
+    void aProbeThatMeasuresButReadNothingInAPhaseLeavesTheSumsOut() {
+        // a database probe that reads processes (a --db-pid gone, PostgreSQL backends not on this machine)
+        CpuProbe measuring = CpuProbe.tree(ProcCpu.system(), ProcessHandle.current().pid(), "database process");
+        CpuProbe inBench = CpuProbe.inBench("broker in this process");
+        RelayBench.Round read = round(phase(30, 10, 20), phase(10, 5, 1), phase(5, 0, 15));
+        RelayBench.Round storeReadNothing = round(phase(30, 10, 20), phase(10, 5, 1), phase(5, 0, Double.NaN));
+        RelayBench.Round relayReadNothing = round(phase(30, 10, Double.NaN), phase(10, 5, 1), phase(5, 0, 15));
+
+        assertThat(RelayBench.cpuAccounted(inBench, measuring, List.of(read))).isTrue();
+        assertThat(RelayBench.cpuAccounted(inBench, measuring, List.of(read, storeReadNothing))).isFalse();
+        assertThat(RelayBench.cpuAccounted(inBench, measuring, List.of(relayReadNothing))).isFalse();
+        assertThat(RelayBench.cpuAccounted(measuring, inBench, List.of(read))).isTrue();
+        // H2 in the bench process: its NaN is in the bench's figure
+        assertThat(RelayBench.cpuAccounted(inBench, inBench, List.of(storeReadNothing))).isTrue();
+        // the relays' backends are not read outside the drain: the plain producer's NaN is no gap
+        CpuProbe backends = CpuProbe.processes(ProcCpu.system(), () -> Set.of(ProcessHandle.current().pid()),
+                "backends");
+        assertThat(RelayBench.cpuAccounted(inBench, backends,
+                List.of(round(phase(30, 10, 20), phase(10, 5, Double.NaN), phase(5, 0, 15))))).isTrue();
+        assertThat(RelayBench.cpuAccounted(inBench, backends, List.of(storeReadNothing))).isFalse();
+        assertThat(RelayBench.cpuAccounted(CpuProbe.none("not found"), inBench, List.of(read))).isFalse();
     }
 
     private static RelayBench.BenchResult result(List<RelayBench.Round> rounds, boolean accounted) {
