@@ -22,7 +22,9 @@ import picocli.CommandLine.Spec;
                     + "--transactions every round also times the relays in the transactional mode on the same "
                     + "messages and prints that rate beside the default mode's. Then the store alone reads and "
                     + "deletes the same messages again without a broker (the store's own work per message; "
-                    + "--no-store-alone leaves it out), which gives the highest ratio the machine allows.",
+                    + "--no-store-alone leaves it out), from which it prints a ratio ceiling: the highest ratio "
+                    + "the machine's processors allow a relay that costs at least the plain producer's CPU per "
+                    + "message plus the store alone's.",
             "For each phase it also prints the CPU milliseconds per 1,000 messages of the bench process, of the "
                     + "broker and of the database (see --broker-pid, --db-pid), the statements and bytes the "
                     + "relays read per message (JDBC stores), medians with the lowest and highest run, and the "

@@ -834,6 +834,8 @@ final class RelayBench {
                         .format("%.2f") : "-");
                 line(out, "cores busy, plain", cpuAccounted ? spread(r -> r.plainPhase().coresBusy())
                         .format("%.2f") : "-");
+                line(out, "cores busy, store alone", cpuAccounted ? spread(r -> r.storePhase().coresBusy())
+                        .format("%.2f") : "-");
                 line(out, "ratio ceiling on " + processors + " processors", cpuAccounted
                         ? spread(r -> r.ratioCeiling(processors)).format("%.2f") : "-");
             }

@@ -57,6 +57,7 @@ class BenchFiguresTest {
                 .containsPattern("relay CPU ms per 1,000 beyond plain \\+ store +25 \\(25-25\\)")
                 .containsPattern("ratio ceiling on 2 processors +57\\.14 \\(57\\.14-57\\.14\\)")
                 .containsPattern("cores busy, relay +0\\.06 \\(")
+                .containsPattern("cores busy, store alone +0\\.02 \\(")
                 .containsPattern("store alone database CPU ms per 1,000 +15 \\(15-15\\)");
         assertThat(partial).contains("the broker's or the database's CPU not measured: no sums")
                 .containsPattern("run 1 +1,000 +5 / 0 / 15 +- +- +-\\n")
