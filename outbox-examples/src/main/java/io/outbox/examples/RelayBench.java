@@ -520,13 +520,9 @@ final class RelayBench {
                 transactionalIdPrefix);
              Progress progress = Progress.start(settings.progress(), label + " relay", count)) {
             JdbcMeter.Counts before = meter == null ? null : meter.counts();
-            Map<Long, Long> brokerStart = broker.sample();
-            Map<Long, Long> dbStart = db.sample();
-            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
-            long cpuStart = ProcCpu.ownCpuNanos();
-            long start = System.nanoTime();
+            PhaseStart phaseStart = new PhaseStart(broker, db);
             relays.start();
-            long deadline = start + settings.timeout().toNanos();
+            long deadline = phaseStart.nanos() + settings.timeout().toNanos();
             while (!relays.awaitPublished(count, Duration.ofMillis(200))) {
                 progress.update(relays.published(), "");
                 if (System.nanoTime() - deadline > 0) {
@@ -534,11 +530,7 @@ final class RelayBench {
                             + " messages within " + settings.timeout().toSeconds() + " s");
                 }
             }
-            long elapsed = System.nanoTime() - start;
-            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
-            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
-            Phase phase = new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart),
-                    vm.map(t -> (double) t.jit()).orElse(Double.NaN), vm.map(t -> (double) t.gc()).orElse(Double.NaN));
+            Phase phase = phaseStart.end(count);
             progress.update(count, "");
             return new Drain(phase, List.copyOf(stores), meter == null ? null : meter.counts().minus(before));
         }
@@ -553,11 +545,7 @@ final class RelayBench {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
             producer.partitionsFor(topic);
             CpuProbe database = db.outsideDrain();
-            Map<Long, Long> brokerStart = broker.sample();
-            Map<Long, Long> dbStart = database.sample();
-            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
-            long cpuStart = ProcCpu.ownCpuNanos();
-            long start = System.nanoTime();
+            PhaseStart phaseStart = new PhaseStart(broker, database);
             for (OutboxMessage m : messages) {
                 RecordHeaders headers = new RecordHeaders();
                 m.headers().forEach(headers::add);
@@ -571,12 +559,7 @@ final class RelayBench {
                         });
             }
             producer.flush();
-            long elapsed = System.nanoTime() - start;
-            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
-            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
-            Phase phase = new Phase(messages.size(), elapsed, cpu, broker.ticksSince(brokerStart),
-                    database.ticksSince(dbStart), vm.map(t -> (double) t.jit()).orElse(Double.NaN),
-                    vm.map(t -> (double) t.gc()).orElse(Double.NaN));
+            Phase phase = phaseStart.end(messages.size());
             if (failures.get() > 0) {
                 throw new IllegalStateException(failures.get() + " sends of the plain producer failed",
                         firstFailure.get());
@@ -613,11 +596,7 @@ final class RelayBench {
                 buckets.add(bucket);
             }
             AtomicLong drained = new AtomicLong();
-            Map<Long, Long> brokerStart = broker.sample();
-            Map<Long, Long> dbStart = db.sample();
-            Optional<ProcCpu.VmThreadTicks> vmStart = proc.ownVmThreadTicks();
-            long cpuStart = ProcCpu.ownCpuNanos();
-            long start = System.nanoTime();
+            PhaseStart phaseStart = new PhaseStart(broker, db);
             List<Future<?>> tasks = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 tasks.add(pool.submit(() -> {
@@ -632,7 +611,7 @@ final class RelayBench {
                     return null;
                 }));
             }
-            long deadline = start + settings.timeout().toNanos();
+            long deadline = phaseStart.nanos() + settings.timeout().toNanos();
             for (Future<?> task : tasks) {
                 try {
                     task.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -644,20 +623,56 @@ final class RelayBench {
                             + " messages: " + e.getCause(), e.getCause());
                 }
             }
-            long elapsed = System.nanoTime() - start;
-            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
-            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
+            Phase phase = phaseStart.end(count);
             if (drained.get() != count) {
                 throw new IllegalStateException("the store alone deleted " + drained.get() + " messages, the pre-fill"
                         + " wrote " + count);
             }
             progress.update(count, "");
-            return new Phase(count, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart),
-                    vm.map(t -> (double) t.jit()).orElse(Double.NaN), vm.map(t -> (double) t.gc()).orElse(Double.NaN));
+            return phase;
         } finally {
             pool.shutdownNow();
             currentMeter.set(null);
             DemoDatabase.closeStore(store);
+        }
+    }
+
+    /**
+     * The readings at the start of a timed phase (the broker's and the database's CPU, the bench's
+     * JIT and GC threads', the bench's CPU, the clock); {@link #end} turns them into the phase's
+     * figures. Used by one thread.
+     */
+    private final class PhaseStart {
+        private final CpuProbe broker;
+        private final CpuProbe db;
+        private final Map<Long, Long> brokerStart;
+        private final Map<Long, Long> dbStart;
+        private final Optional<ProcCpu.VmThreadTicks> vmStart;
+        private final long cpuStart;
+        private final long start;
+
+        PhaseStart(CpuProbe broker, CpuProbe db) {
+            this.broker = broker;
+            this.db = db;
+            brokerStart = broker.sample();
+            dbStart = db.sample();
+            vmStart = proc.ownVmThreadTicks();
+            cpuStart = ProcCpu.ownCpuNanos();
+            start = System.nanoTime();
+        }
+
+        /** {@link System#nanoTime()} at the start. */
+        long nanos() {
+            return start;
+        }
+
+        /** The phase from the start until now, for {@code messages} messages. */
+        Phase end(int messages) {
+            long elapsed = System.nanoTime() - start;
+            long cpu = ProcCpu.ownCpuNanos() - cpuStart;
+            Optional<ProcCpu.VmThreadTicks> vm = vmSince(vmStart);
+            return new Phase(messages, elapsed, cpu, broker.ticksSince(brokerStart), db.ticksSince(dbStart),
+                    vm.map(t -> (double) t.jit()).orElse(Double.NaN), vm.map(t -> (double) t.gc()).orElse(Double.NaN));
         }
     }
 

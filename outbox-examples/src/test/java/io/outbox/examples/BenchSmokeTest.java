@@ -11,15 +11,8 @@ class BenchSmokeTest {
 
     @Test
     void benchPrintsTheRelayRateThePlainProducerRateAndTheirRatio() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "2000", "--warmup-messages", "500", "--runs", "1", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString())
+        assertThat(bench("--messages", "2000", "--warmup-messages", "500", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress"))
                 .contains("relay msg/s", "plain producer msg/s", "ratio", "warm-up", "run 1", "median")
                 .contains("2,000 messages per run, 1,024-byte values")
                 .contains("store concurrency 4", "relays and plain producer alike: acks=all, enable.idempotence=true")
@@ -34,28 +27,15 @@ class BenchSmokeTest {
 
     @Test
     void withNoStoreAloneThePhaseIsLeftOut() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--no-store-alone");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString()).contains("relay msg/s").doesNotContain("store alone", "ceiling");
+        assertThat(bench("--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--no-store-alone"))
+                .contains("relay msg/s").doesNotContain("store alone", "ceiling");
     }
 
     @Test
     void benchPrintsCpuPerThousandMessagesDatabaseWorkPerMessageMediansWithRangesAndTheLoadAverage() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "2000", "--warmup-messages", "0", "--runs", "2", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString())
+        assertThat(bench("--messages", "2000", "--warmup-messages", "0", "--runs", "2", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress"))
                 .containsPattern("machine +load average \\d+\\.\\d\\d \\d+\\.\\d\\d \\d+\\.\\d\\d before, "
                         + "\\d+\\.\\d\\d \\d+\\.\\d\\d \\d+\\.\\d\\d after")
                 // The broker listens in this test's own JVM (so does H2): both counted in the bench process.
@@ -80,31 +60,20 @@ class BenchSmokeTest {
 
     @Test
     void withBrokerPidTheBrokersCpuIsReadForBothPhases() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
         String pid = Long.toString(ProcessHandle.current().pid()); // the test broker runs in this JVM
 
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--broker-pid", pid);
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString()).contains("broker: broker process " + pid + " (--broker-pid)")
+        assertThat(bench("--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--broker-pid", pid))
+                .contains("broker: broker process " + pid + " (--broker-pid)")
                 .containsPattern("run 1 +\\d+ / \\d+ / - +\\d+ / \\d+ / -")
                 .containsPattern("broker CPU ms per 1,000 messages, plain +\\d+ \\(\\d+-\\d+\\)");
     }
 
     @Test
     void withNoMeterTheJdbcCallsAreNotCounted() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--no-meter");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString()).contains("prefetch on, JDBC calls not counted")
+        assertThat(bench("--messages", "1000", "--warmup-messages", "0", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--no-meter"))
+                .contains("prefetch on, JDBC calls not counted")
                 .containsPattern("bench CPU ms per 1,000 messages, relay +\\d+ \\(")
                 .doesNotContain("statements per message", "relays' database work per message");
     }
@@ -125,15 +94,10 @@ class BenchSmokeTest {
     void onPostgresqlTheRelaysBackendsCpuIsRead() {
         String url = TestServers.required("OUTBOX_TEST_POSTGRES_URL", "PostgreSQL");
         String user = TestServers.required("OUTBOX_TEST_POSTGRES_USER", "PostgreSQL");
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
 
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--jdbc-url", url, "--jdbc-user", user, "--messages", "2000", "--warmup-messages", "0", "--runs", "1",
-                "--customers", "50", "--bootstrap-servers", TestServers.kafka(), "--no-progress");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString()).contains("database: PostgreSQL backends of the relays' connections")
+        assertThat(bench("--jdbc-url", url, "--jdbc-user", user, "--messages", "2000", "--warmup-messages", "0",
+                "--runs", "1", "--customers", "50", "--bootstrap-servers", TestServers.kafka(), "--no-progress"))
+                .contains("database: PostgreSQL backends of the relays' connections")
                 .containsPattern("run 1 +\\d+ / - / \\d+ +\\d+ / - / -")
                 .containsPattern("database CPU ms per 1,000 messages, relay +\\d+ \\(")
                 // the store alone's own connections' backends are read too
@@ -144,18 +108,25 @@ class BenchSmokeTest {
 
     @Test
     void withTransactionsTheBenchPrintsTheTransactionalRateBesideTheDefaultModes() {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-
-        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), "bench",
-                "--messages", "2000", "--warmup-messages", "500", "--runs", "1", "--customers", "50",
-                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--transactions");
-
-        assertThat(status).as("stderr:%n%s", err).isZero();
-        assertThat(out.toString())
+        assertThat(bench("--messages", "2000", "--warmup-messages", "500", "--runs", "1", "--customers", "50",
+                "--bootstrap-servers", TestServers.kafka(), "--no-progress", "--transactions"))
                 .contains("relay msg/s", "plain producer msg/s", "transactional msg/s", "of the default mode")
                 .containsPattern("run 1 +[\\d,]+ +\\d+\\.\\d\\d +\\d+\\.\\d\\d")
                 .containsPattern("transactional / default mode: median ratio \\d+\\.\\d\\d over 1 run")
                 .contains("transactional / plain producer: median ratio");
+    }
+
+    /** Runs {@code demo bench} with {@code args}, asserts it exited 0 and returns what it printed. */
+    private static String bench(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        String[] command = new String[args.length + 1];
+        command[0] = "bench";
+        System.arraycopy(args, 0, command, 1, args.length);
+
+        int status = new OutboxExamples().execute(new PrintWriter(out), new PrintWriter(err), command);
+
+        assertThat(status).as("stderr:%n%s", err).isZero();
+        return out.toString();
     }
 }

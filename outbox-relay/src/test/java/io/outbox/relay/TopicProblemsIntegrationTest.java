@@ -102,13 +102,13 @@ class TopicProblemsIntegrationTest {
                 .isInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class)
                 .hasMessageContaining("topic '" + colliding + "' cannot be created");
         assertThat(FailureKind.classify(result.firstError())).isEqualTo(FailureKind.MESSAGE);
-        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing, "read_committed"))
-                .extracting(TopicReader::messageId).as("committed once each, in order; none after the bad one")
+        assertThat(TopicReader.messageIds(KAFKA.broker().bootstrapServers(), existing, "read_committed"))
+                .as("committed once each, in order; none after the bad one")
                 .containsExactly(batch.get(0).messageId(), batch.get(1).messageId());
         // read_uncommitted also returns the records of aborted transactions: the fourth was never sent,
         // and the two before the bad topic were sent once, in the one transaction that committed
-        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), existing, "read_uncommitted"))
-                .extracting(TopicReader::messageId).as("every record written to the log, aborted ones included")
+        assertThat(TopicReader.messageIds(KAFKA.broker().bootstrapServers(), existing, "read_uncommitted"))
+                .as("every record written to the log, aborted ones included")
                 .containsExactly(batch.get(0).messageId(), batch.get(1).messageId());
     }
 
@@ -129,12 +129,11 @@ class TopicProblemsIntegrationTest {
         assertThat(result.acknowledged()).isEqualTo(2);
         assertThat(result.firstError()).isInstanceOf(PartitionNotInTopicException.class)
                 .hasMessageContaining(missing.messageId().toString());
-        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
-                .extracting(TopicReader::messageId)
+        assertThat(TopicReader.messageIds(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
                 .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
         // aborted records included: the message after the missing partition was never sent
-        assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_uncommitted"))
-                .extracting(TopicReader::messageId).as("every record written to the log, aborted ones included")
+        assertThat(TopicReader.messageIds(KAFKA.broker().bootstrapServers(), topic, "read_uncommitted"))
+                .as("every record written to the log, aborted ones included")
                 .containsExactlyInAnyOrder(batch.get(0).messageId(), batch.get(1).messageId());
     }
 
@@ -166,8 +165,8 @@ class TopicProblemsIntegrationTest {
             assertThat(result.acknowledged()).as("transactional=%s: %s", transactional, result.firstError())
                     .isEqualTo(2);
             assertThat(result.firstError()).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
-            assertThat(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
-                    .extracting(TopicReader::messageId).as("transactional=%s", transactional)
+            assertThat(TopicReader.messageIds(KAFKA.broker().bootstrapServers(), topic, "read_committed"))
+                    .as("transactional=%s", transactional)
                     .startsWith(batch.get(0).messageId(), batch.get(1).messageId())
                     .doesNotHaveDuplicates().doesNotContain(large.messageId());
         }

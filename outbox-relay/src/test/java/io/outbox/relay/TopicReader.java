@@ -49,6 +49,11 @@ final class TopicReader {
         }
     }
 
+    /** The message ids of the records {@link #readAll(String, String, String)} returns, in their order. */
+    static List<UUID> messageIds(String bootstrapServers, String topic, String isolation) {
+        return readAll(bootstrapServers, topic, isolation).stream().map(TopicReader::messageId).toList();
+    }
+
     /** The message id a record carries in its last header of that name. */
     static UUID messageId(ConsumerRecord<byte[], byte[]> record, String header) {
         Header h = record.headers().lastHeader(header);
