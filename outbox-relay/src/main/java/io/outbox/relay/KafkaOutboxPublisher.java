@@ -17,12 +17,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -45,11 +47,23 @@ import org.slf4j.LoggerFactory;
  *       {@value #DEFAULT_MESSAGE_ID_HEADER}, see {@link Builder#messageIdHeader(String)}) holding the message id as a UUID string
  *       in UTF-8. A header of the message with that same name is left out (and counted in a WARN
  *       line), so a record never carries two ids and a consumer cannot pick the wrong one.</li>
- *   <li>K3 {@link #publish} starts every send of the batch before waiting on any; the result is
- *       the number of leading acknowledged records plus the first error.</li>
+ *   <li>K3 {@link #publish} starts every send of the batch before waiting on any (but for K8's
+ *       opening records); the result is the number of leading acknowledged records plus the first
+ *       error.</li>
  *   <li>K4 An explicit partition is used as is; otherwise Kafka places the record by its key.
  *       The record timestamp is left to the producer (the send time), not taken from
  *       {@link OutboxMessage#createdAt()}.</li>
+ *   <li>K8 The first record its producer sends to a partition goes alone: {@link #publish} waits
+ *       for its acknowledgement (at most {@code delivery.timeout.ms}) before it sends the next
+ *       record for that partition, once per partition for the producer's life. A broker names
+ *       itself leader of a new partition a moment before it acts as one, so a burst into a topic
+ *       created just before could otherwise have its first request refused while the requests
+ *       behind it land: their records would be acknowledged ahead of the refused ones, which
+ *       then fail as out of order until {@code delivery.timeout.ms} and, sent again, land after
+ *       them. An opening that fails leaves the partition to the next record. The partition is the
+ *       message's own or Kafka's keyed placement over the topic's partition count; a keyless
+ *       message with no partition (placed by the producer, with no order to keep) is sent at
+ *       once. Not in the transactional mode, whose batch commits or aborts whole (K6).</li>
  * </ul>
  *
  * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
@@ -71,7 +85,9 @@ import org.slf4j.LoggerFactory;
  * that partition before the relay gives up on it. When the cluster does not answer, the failure
  * is a retriable {@link org.apache.kafka.common.errors.TimeoutException}, never counted. (A
  * publisher on a producer of yours has no Admin client: it refuses by the producer's metadata.) The returned future completes within
- * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that. A store
+ * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that; a batch that opens
+ * partitions (K8) blocks besides until each opening record's acknowledgement, a round trip to
+ * the broker each. A store
  * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
  *
  * <p>Records after a failed record of the same batch are still sent: with rows 1, 2, 3 of one key
@@ -112,7 +128,9 @@ import org.slf4j.LoggerFactory;
  * <p>Ownership: a publisher built from settings creates its own {@link KafkaProducer} (at
  * construction, or at the first publish when the bootstrap servers cannot be resolved yet) and
  * closes it in {@link #close()}. A publisher given a {@link Producer} uses it as is, enforces
- * nothing, and never closes it; the caller is then responsible for K1. Thread-safe.
+ * nothing, sends every record at once (no K8 opening: the producer may have written to the
+ * partition before), and never closes it; the caller is then responsible for K1 and K8.
+ * Thread-safe.
  */
 public final class KafkaOutboxPublisher implements OutboxPublisher {
 
@@ -142,6 +160,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
     /** The transactional mode (K5-K7); null in the default mode. */
     private final TransactionalPublishing transactional;
     private final TopicWatch topicWatch = new TopicWatch();
+    /** K8, for the producer this publisher created; null on a producer of the caller's. */
+    private final PartitionOpenings openings;
     /** R12: a topic's partition count as the cluster answers now; null when there is no way to ask. */
     private final Function<String, Integer> partitionRefresh;
     private volatile TopicDiagnosis diagnosis;
@@ -168,6 +188,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             this.ownsProducer = false;
             this.maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(ProducerSettings.DEFAULT_MAX_BLOCK_MS);
             this.transactional = null;
+            this.openings = null;
             return;
         }
         Map<String, Object> config = KafkaTransactions.withoutOwnKeys(b.producerConfig);
@@ -182,6 +203,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         this.diagnosis = new TopicDiagnosis(this.producerConfig);
         this.partitionRefresh = b.partitionRefresh != null ? b.partitionRefresh : this.diagnosis::partitionCount;
         if (transactions != null) { // K5-K7: the transactional mode has a producer per owned bucket instead
+            this.openings = null;
             validate(this.producerConfig);
             this.transactional = new TransactionalPublishing(this.producerConfig, transactions, factory, this::record,
                     this::refusal);
@@ -190,6 +212,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
             return;
         }
         this.transactional = null;
+        this.openings = new PartitionOpenings();
         try {
             this.producer = factory.create(this.producerConfig);
         } catch (KafkaException e) {
@@ -342,8 +365,18 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                 replacedIdHeaders++;
             }
             try {
-                p.send(record(m), (metadata, error) -> outcome.complete(index, error));
+                TopicPartition target = openings == null ? null
+                        : PartitionOpenings.target(m, topics.get(m.topic()).partitions());
+                Callback callback = (metadata, error) -> outcome.complete(index, error);
+                if (target == null || openings.isOpen(target)) {
+                    p.send(record(m), callback);
+                } else {
+                    openings.send(p, target, record(m), callback); // K8: alone, until acknowledged
+                }
             } catch (RuntimeException e) {
+                outcome.complete(index, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 outcome.complete(index, e);
             }
         }
