@@ -1,5 +1,6 @@
 package io.outbox.examples;
 
+import io.outbox.OutboxBucket;
 import io.outbox.OutboxMessage;
 import io.outbox.OutboxMessageFactory;
 import io.outbox.relay.KafkaOutboxPublisher;
@@ -48,9 +49,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * store). Then a plain producer with exactly the relays' producer settings
  * ({@link RelayFleet#producerSettings} through {@link KafkaOutboxPublisher#effectiveConfig}:
  * {@code acks=all}, idempotence, the same {@code linger.ms} and {@code batch.size}) sends the same
- * records (same keys, values and headers, message-id header included) to a second topic and
- * flushes; timed from the first send to the end of the flush. Then, unless turned off, the same
- * messages are pre-filled again and the store alone reads and deletes them, batch by batch, without
+ * records (same keys, values and headers, message-id header included; each partition's first
+ * record alone, as the relays' publisher sends it, rule K8) to a second topic and flushes; timed
+ * from the first send to the end of the flush. Then, unless turned off, the same messages are
+ * pre-filled again and the store alone reads and deletes them, batch by batch, without
  * a broker: the store's own work per message, which any relay adds to the plain producer's. A
  * warm-up round runs first and is reported but not counted.
  */
@@ -536,14 +538,31 @@ final class RelayBench {
         }
     }
 
-    /** Sends the same records with a plain producer and flushes; returns its rate and CPU times. */
+    /** Waits for a send; its callback counts a failure. */
+    private static void awaitQuietly(Future<?> sent) {
+        try {
+            sent.get();
+        } catch (ExecutionException e) {
+            // counted by the send's callback
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the plain producer sent", e);
+        }
+    }
+
+    /**
+     * Sends the same records with a plain producer and flushes; returns its rate and CPU times. Each
+     * partition's first record goes alone, acknowledged before the next, as the relays' publisher
+     * sends (rule K8).
+     */
     private Phase plainProducer(List<OutboxMessage> messages, String topic, String bootstrapServers, CpuProbe broker,
                                 CpuProbe db) {
         Map<String, Object> config = plainProducerConfig(bootstrapServers);
         AtomicLong failures = new AtomicLong();
         AtomicReference<Exception> firstFailure = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
-            producer.partitionsFor(topic);
+            int partitions = producer.partitionsFor(topic).size();
+            Set<Integer> opened = new HashSet<>();
             CpuProbe database = db.outsideDrain();
             PhaseStart phaseStart = new PhaseStart(broker, database);
             for (OutboxMessage m : messages) {
@@ -551,12 +570,17 @@ final class RelayBench {
                 m.headers().forEach(headers::add);
                 headers.add(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                         m.messageId().toString().getBytes(StandardCharsets.UTF_8));
-                producer.send(new ProducerRecord<>(topic, m.partition(), null, m.key(), m.value(), headers),
-                        (metadata, error) -> {
+                Future<?> sent = producer.send(new ProducerRecord<>(topic, m.partition(), null, m.key(), m.value(),
+                        headers), (metadata, error) -> {
                             if (error != null && failures.getAndIncrement() == 0) {
                                 firstFailure.set(error);
                             }
                         });
+                Integer partition = m.partition() != null ? m.partition()
+                        : m.key() == null ? null : OutboxBucket.forKey(m.key(), partitions);
+                if (partition != null && opened.add(partition)) {
+                    awaitQuietly(sent); // as the relays' publisher does (rule K8): a partition's first record alone
+                }
             }
             producer.flush();
             Phase phase = phaseStart.end(messages.size());
