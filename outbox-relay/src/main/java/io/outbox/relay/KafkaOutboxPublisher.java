@@ -54,8 +54,9 @@ import org.slf4j.LoggerFactory;
  *       The record timestamp is left to the producer (the send time), not taken from
  *       {@link OutboxMessage#createdAt()}.</li>
  *   <li>K8 The first record its producer sends to a partition goes alone: {@link #publish} waits
- *       for its acknowledgement (at most {@code delivery.timeout.ms}) before it sends the next
- *       record for that partition, once per partition for the producer's life. A broker names
+ *       for its acknowledgement before it sends the next record for that partition, once per
+ *       partition for the producer's life; a batch's openings wait {@code max.block.ms} in all
+ *       (10 s unless set), after which its records are sent at once. A broker names
  *       itself leader of a new partition a moment before it acts as one, so a burst into a topic
  *       created just before could otherwise have its first request refused while the requests
  *       behind it land: their records would be acknowledged ahead of the refused ones, which
@@ -86,8 +87,8 @@ import org.slf4j.LoggerFactory;
  * is a retriable {@link org.apache.kafka.common.errors.TimeoutException}, never counted. (A
  * publisher on a producer of yours has no Admin client: it refuses by the producer's metadata.) The returned future completes within
  * {@code delivery.timeout.ms} (Kafka's default: 2 minutes) after that; a batch that opens
- * partitions (K8) blocks besides until each opening record's acknowledgement, a round trip to
- * the broker each. A store
+ * partitions (K8) blocks besides until their opening records' acknowledgements, a round trip to
+ * the broker each, at most {@code max.block.ms} in all. A store
  * without lease renewal needs {@link RelayOptions#maxPublishDuration()} above the sum.
  *
  * <p>Records after a failed record of the same batch are still sent: with rows 1, 2, 3 of one key
@@ -353,6 +354,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         Map<String, TopicMetadata> topics = new HashMap<>();
         BatchOutcome outcome = new BatchOutcome(batch.size());
         int replacedIdHeaders = 0;
+        long openingDeadline = System.nanoTime() + maxBlockNanos; // K8: the batch's openings wait until then
         for (int i = 0; i < batch.size(); i++) {
             int index = i;
             OutboxMessage m = batch.get(i);
@@ -371,7 +373,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                 if (target == null || openings.isOpen(target)) {
                     p.send(record(m), callback);
                 } else {
-                    openings.send(p, target, record(m), callback); // K8: alone, until acknowledged
+                    openings.send(p, target, record(m), callback, openingDeadline); // K8: alone, until acknowledged
                 }
             } catch (RuntimeException e) {
                 outcome.complete(index, e);

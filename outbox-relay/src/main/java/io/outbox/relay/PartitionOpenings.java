@@ -6,11 +6,11 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -32,12 +32,16 @@ import org.apache.kafka.common.TopicPartition;
  * partition is placed by the producer's sticky partitioner and sent at once.
  *
  * <p>One instance per producer. Thread-safe: a thread that finds a partition being opened by
- * another waits for that opening to end.
+ * another waits for that opening to end. Every wait ends by a deadline the caller gives (one per
+ * batch); past it, records are sent at once, as without this rule.
  */
 final class PartitionOpenings {
 
-    /** Completed normally: the partition is open. Absent: nobody has opened it, or the opening failed. */
-    private final Map<TopicPartition, CompletableFuture<Void>> openings = new ConcurrentHashMap<>();
+    /**
+     * True once the partition's opening record is acknowledged. Absent: nobody has opened it, or
+     * the opening failed (its entry removed before it completes false).
+     */
+    private final Map<TopicPartition, CompletableFuture<Boolean>> openings = new ConcurrentHashMap<>();
 
     /**
      * The partition {@code m} goes to, or null when the producer chooses it.
@@ -56,59 +60,69 @@ final class PartitionOpenings {
 
     /** Whether a record to {@code partition} may be sent without waiting. */
     boolean isOpen(TopicPartition partition) {
-        CompletableFuture<Void> opening = openings.get(partition);
-        return opening != null && opening.isDone() && !opening.isCompletedExceptionally();
+        CompletableFuture<Boolean> opening = openings.get(partition);
+        return opening != null && Boolean.TRUE.equals(opening.getNow(false));
     }
 
     /**
-     * Sends {@code record} to {@code partition}: at once when the partition is open; else, after an
+     * Sends {@code record} to {@code partition}: at once when the partition is open; else after an
      * opening in progress ends, or as the opening itself, returning once it is acknowledged or
-     * failed (at most {@code delivery.timeout.ms}).
+     * failed. A wait that reaches {@code deadlineNanos} ({@link System#nanoTime()}) ends there: the
+     * record is sent (or, as the opening, left in flight) without more waiting.
      *
-     * @return the send's future
-     * @throws InterruptedException if interrupted while waiting for an acknowledgement
+     * @throws InterruptedException if interrupted while waiting; the record is then not sent
+     *     unless it is the opening
      */
-    Future<RecordMetadata> send(Producer<byte[], byte[]> producer, TopicPartition partition,
-                                ProducerRecord<byte[], byte[]> record, Callback callback) throws InterruptedException {
+    void send(Producer<byte[], byte[]> producer, TopicPartition partition, ProducerRecord<byte[], byte[]> record,
+              Callback callback, long deadlineNanos) throws InterruptedException {
         while (true) {
-            CompletableFuture<Void> opening = openings.get(partition);
+            CompletableFuture<Boolean> opening = openings.get(partition);
             if (opening == null) {
-                CompletableFuture<Void> mine = new CompletableFuture<>();
+                CompletableFuture<Boolean> mine = new CompletableFuture<>();
                 if (openings.putIfAbsent(partition, mine) == null) {
-                    return open(producer, partition, record, callback, mine);
+                    open(producer, partition, record, callback, mine);
+                    await(mine, deadlineNanos);
+                    return;
                 }
-            } else if (!opening.isDone()) {
-                try {
-                    opening.get();
-                } catch (ExecutionException e) {
-                    // that opening failed: this record may open the partition
+            } else {
+                Boolean opened = await(opening, deadlineNanos);
+                if (opened == null || opened) { // out of time, or open
+                    producer.send(record, callback);
+                    return;
                 }
-            } else if (!opening.isCompletedExceptionally()) {
-                return producer.send(record, callback);
+                // that opening failed: this record may open the partition
             }
         }
     }
 
-    private Future<RecordMetadata> open(Producer<byte[], byte[]> producer, TopicPartition partition,
-                                        ProducerRecord<byte[], byte[]> record, Callback callback,
-                                        CompletableFuture<Void> mine) throws InterruptedException {
-        boolean opened = false;
+    private void open(Producer<byte[], byte[]> producer, TopicPartition partition,
+                      ProducerRecord<byte[], byte[]> record, Callback callback, CompletableFuture<Boolean> mine) {
         try {
-            Future<RecordMetadata> sent = producer.send(record, callback);
-            try {
-                sent.get();
-                opened = true;
-            } catch (ExecutionException e) {
-                // the callback has the error; the partition stays closed
-            }
-            return sent;
-        } finally {
-            if (opened) {
-                mine.complete(null);
-            } else {
-                openings.remove(partition, mine);
-                mine.completeExceptionally(new IllegalStateException("opening " + partition + " failed"));
-            }
+            producer.send(record, (metadata, error) -> {
+                settle(partition, mine, error == null);
+                callback.onCompletion(metadata, error);
+            });
+        } catch (RuntimeException e) {
+            settle(partition, mine, false);
+            throw e;
+        }
+    }
+
+    private void settle(TopicPartition partition, CompletableFuture<Boolean> opening, boolean acknowledged) {
+        if (!acknowledged) {
+            openings.remove(partition, opening);
+        }
+        opening.complete(acknowledged);
+    }
+
+    /** The opening's outcome, or null when the deadline came first. */
+    private static Boolean await(CompletableFuture<Boolean> opening, long deadlineNanos) throws InterruptedException {
+        try {
+            return opening.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return null;
+        } catch (ExecutionException e) {
+            return false; // not reached: openings complete normally
         }
     }
 }

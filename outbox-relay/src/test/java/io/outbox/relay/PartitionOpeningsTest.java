@@ -11,11 +11,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -35,11 +33,16 @@ class PartitionOpeningsTest {
         return new ProducerRecord<>("orders", 0, null, value.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Sends on another thread; the future completes when {@link PartitionOpenings#send} returns. */
-    private CompletableFuture<Future<RecordMetadata>> sendAsync(String value) {
-        return CompletableFuture.supplyAsync(() -> {
+    /** Sends on another thread with a minute's deadline; the future completes when {@link PartitionOpenings#send} returns. */
+    private CompletableFuture<Void> sendAsync(String value) {
+        return sendAsync(value, Duration.ofMinutes(1));
+    }
+
+    private CompletableFuture<Void> sendAsync(String value, Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        return CompletableFuture.runAsync(() -> {
             try {
-                return openings.send(producer, P0, record(value), (m, e) -> { });
+                openings.send(producer, P0, record(value), (m, e) -> { }, deadline);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -48,9 +51,9 @@ class PartitionOpeningsTest {
 
     @Test
     void k8_thePartitionsFirstRecordIsAloneUntilAcknowledgedAndTheNextWaitsForIt() throws Exception {
-        CompletableFuture<Future<RecordMetadata>> first = sendAsync("first");
+        CompletableFuture<Void> first = sendAsync("first");
         await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
-        CompletableFuture<Future<RecordMetadata>> second = sendAsync("second");
+        CompletableFuture<Void> second = sendAsync("second");
 
         Thread.sleep(200); // the second has had time to be sent, were it not held
         assertThat(producer.history()).as("only the opening record is sent").hasSize(1);
@@ -64,19 +67,34 @@ class PartitionOpeningsTest {
         assertThat(openings.isOpen(P0)).isTrue();
         assertThat(producer.history()).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                 .containsExactly("first", "second");
-        assertThat(second.get().isDone()).as("an open partition's record is sent without waiting").isFalse();
+        sendAsync("third").get(5, TimeUnit.SECONDS); // not acknowledged: an open partition's record does not wait
+        assertThat(producer.history()).hasSize(3);
+    }
+
+    @Test
+    void k8_aWaitEndsAtTheDeadlineAndTheRecordIsSentThen() throws Exception {
+        CompletableFuture<Void> first = sendAsync("first", Duration.ofMillis(300));
+        await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
+        first.get(5, TimeUnit.SECONDS); // unacknowledged, past its deadline
+        assertThat(openings.isOpen(P0)).isFalse();
+
+        sendAsync("second", Duration.ofMillis(300)).get(5, TimeUnit.SECONDS);
+
+        assertThat(producer.history()).as("sent once the wait ran out").hasSize(2);
+        producer.completeNext();
+        assertThat(openings.isOpen(P0)).as("the opening record's acknowledgement opens it still").isTrue();
     }
 
     @Test
     void k8_aFailedOpeningLeavesThePartitionClosedAndTheNextRecordOpensItAgain() throws Exception {
-        CompletableFuture<Future<RecordMetadata>> first = sendAsync("first");
+        CompletableFuture<Void> first = sendAsync("first");
         await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
 
         producer.errorNext(new NotLeaderOrFollowerException("not yet"));
 
-        assertThat(first.get(5, TimeUnit.SECONDS).isDone()).isTrue();
+        first.get(5, TimeUnit.SECONDS);
         assertThat(openings.isOpen(P0)).isFalse();
-        CompletableFuture<Future<RecordMetadata>> second = sendAsync("second");
+        CompletableFuture<Void> second = sendAsync("second");
         await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 2);
         assertThat(second).as("the second record is the new opening: alone until acknowledged").isNotDone();
         producer.completeNext();
