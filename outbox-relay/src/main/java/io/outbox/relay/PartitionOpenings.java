@@ -21,9 +21,9 @@ import org.apache.kafka.common.TopicPartition;
  * as leader. A burst into a topic created just before can have its first produce request refused
  * with {@code NOT_LEADER_OR_FOLLOWER} while the requests pipelined behind it land; the broker,
  * with no sequence state of the producer on the partition yet, accepts their sequence numbers
- * above 0. The refused request's records then come back as {@code OUT_OF_ORDER_SEQUENCE_NUMBER}
- * until {@code delivery.timeout.ms} (two minutes by default), and a retry writes them after the
- * records that followed them. Once one record of the producer is acknowledged on a partition, the
+ * above 0. The refused request's retries are then refused as {@code OUT_OF_ORDER_SEQUENCE_NUMBER}
+ * until {@code delivery.timeout.ms} (two minutes by default), and a later retry of the batch writes
+ * its records after the records that followed them. Once one record of the producer is acknowledged on a partition, the
  * broker holds the producer's sequence there and refuses a gap instead. A record whose opening
  * fails leaves the partition closed; the next record for it opens it again.
  *
