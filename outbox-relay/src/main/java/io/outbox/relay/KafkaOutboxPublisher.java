@@ -53,18 +53,23 @@ import org.slf4j.LoggerFactory;
  *   <li>K4 An explicit partition is used as is; otherwise Kafka places the record by its key.
  *       The record timestamp is left to the producer (the send time), not taken from
  *       {@link OutboxMessage#createdAt()}.</li>
- *   <li>K8 The first record its producer sends to a partition goes alone: {@link #publish} waits
- *       for its acknowledgement before it sends the next record for that partition, once per
- *       partition for the producer's life; a batch's openings wait {@code max.block.ms} in all
- *       (10 s unless set), after which its records are sent at once. A broker names
+ *   <li>K8 The first record its producer sends to a partition goes alone: {@link #publish} sends
+ *       the partition's next record only after that one's acknowledgement, once per partition for
+ *       the producer's life (openings of different partitions overlap). A batch waits for
+ *       openings {@code max.block.ms} in all (10 s unless set); a wait that runs out, or an
+ *       opening that fails for a broker reason, leaves the batch's remaining records unsent, failed
+ *       with a retriable error. A broker names
  *       itself leader of a new partition a moment before it acts as one, so a burst into a topic
  *       created just before could otherwise have its first request refused while the requests
  *       behind it land: their records would be acknowledged ahead of the refused ones, which
  *       then fail as out of order until {@code delivery.timeout.ms} and, sent again, land after
- *       them. An opening that fails leaves the partition to the next record. The partition is the
+ *       them. An opening refused for its own record (too large, say) leaves the partition to the
+ *       next record. The partition is the
  *       message's own or Kafka's keyed placement over the topic's partition count; a keyless
- *       message with no partition (placed by the producer, with no order to keep) is sent at
- *       once. Not in the transactional mode, whose batch commits or aborts whole (K6).</li>
+ *       message with no partition (placed by the producer's sticky partitioner) is sent at
+ *       once: a burst of those into a topic created a moment before can still stall for
+ *       {@code delivery.timeout.ms} and be sent again (no order is promised for them). Not in
+ *       the transactional mode, whose batch commits or aborts whole (K6).</li>
  * </ul>
  *
  * <p>Bounds: {@link #publish} blocks at most {@code max.block.ms} per distinct topic of the batch
@@ -373,7 +378,13 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
                 if (target == null || openings.isOpen(target)) {
                     p.send(record(m), callback);
                 } else {
-                    openings.send(p, target, record(m), callback, openingDeadline); // K8: alone, until acknowledged
+                    RuntimeException stop = openings.send(p, target, record(m), callback, openingDeadline); // K8
+                    if (stop != null) {
+                        for (int j = index; j < batch.size(); j++) {
+                            outcome.complete(j, stop);
+                        }
+                        break;
+                    }
                 }
             } catch (RuntimeException e) {
                 outcome.complete(index, e);

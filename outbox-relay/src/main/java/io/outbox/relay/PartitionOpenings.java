@@ -31,17 +31,22 @@ import org.apache.kafka.common.TopicPartition;
  * {@link OutboxBucket#forKey}) over the topic's partition count. A keyless message with no
  * partition is placed by the producer's sticky partitioner and sent at once.
  *
- * <p>One instance per producer. Thread-safe: a thread that finds a partition being opened by
- * another waits for that opening to end. Every wait ends by a deadline the caller gives (one per
- * batch); past it, records are sent at once, as without this rule.
+ * <p>One instance per producer. Thread-safe. The opening record is sent without waiting; the next
+ * record for the partition, of this batch or another thread's, waits for its acknowledgement,
+ * so the openings of a batch's partitions overlap. Every wait ends by a deadline the caller gives
+ * (one per batch). A wait that runs out, or an opening that fails for a reason other than its
+ * own record (a broker that does not answer, say), stops the batch: its remaining records are
+ * not sent (sending them would burst into the unopened partition, and with the topic's metadata
+ * lost each send would block {@code max.block.ms}), and fail with a retriable error. An opening
+ * that fails for its own record (R12: too large, say) leaves the partition to the next record.
  */
 final class PartitionOpenings {
 
     /**
-     * True once the partition's opening record is acknowledged. Absent: nobody has opened it, or
-     * the opening failed (its entry removed before it completes false).
+     * Completes null once the partition's opening record is acknowledged, or with the opening's
+     * error; an entry whose opening failed is removed before it completes.
      */
-    private final Map<TopicPartition, CompletableFuture<Boolean>> openings = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, CompletableFuture<Throwable>> openings = new ConcurrentHashMap<>();
 
     /**
      * The partition {@code m} goes to, or null when the producer chooses it.
@@ -60,69 +65,70 @@ final class PartitionOpenings {
 
     /** Whether a record to {@code partition} may be sent without waiting. */
     boolean isOpen(TopicPartition partition) {
-        CompletableFuture<Boolean> opening = openings.get(partition);
-        return opening != null && Boolean.TRUE.equals(opening.getNow(false));
+        CompletableFuture<Throwable> opening = openings.get(partition);
+        return opening != null && opening.isDone() && opening.join() == null;
     }
 
     /**
-     * Sends {@code record} to {@code partition}: at once when the partition is open; else after an
-     * opening in progress ends, or as the opening itself, returning once it is acknowledged or
-     * failed. A wait that reaches {@code deadlineNanos} ({@link System#nanoTime()}) ends there: the
-     * record is sent (or, as the opening, left in flight) without more waiting.
+     * Sends {@code record} to {@code partition}: at once when the partition is open or as its
+     * opening; while another record opens it, after that record's acknowledgement, waiting at most
+     * until {@code deadlineNanos} ({@link System#nanoTime()}).
      *
+     * @return null when the record was sent; otherwise why it was not, a retriable error for it and
+     *     the rest of its batch
      * @throws InterruptedException if interrupted while waiting; the record is then not sent
-     *     unless it is the opening
      */
-    void send(Producer<byte[], byte[]> producer, TopicPartition partition, ProducerRecord<byte[], byte[]> record,
-              Callback callback, long deadlineNanos) throws InterruptedException {
+    RuntimeException send(Producer<byte[], byte[]> producer, TopicPartition partition,
+                          ProducerRecord<byte[], byte[]> record, Callback callback, long deadlineNanos)
+            throws InterruptedException {
         while (true) {
-            CompletableFuture<Boolean> opening = openings.get(partition);
+            CompletableFuture<Throwable> opening = openings.get(partition);
             if (opening == null) {
-                CompletableFuture<Boolean> mine = new CompletableFuture<>();
+                CompletableFuture<Throwable> mine = new CompletableFuture<>();
                 if (openings.putIfAbsent(partition, mine) == null) {
                     open(producer, partition, record, callback, mine);
-                    await(mine, deadlineNanos);
-                    return;
+                    return null;
                 }
-            } else {
-                Boolean opened = await(opening, deadlineNanos);
-                if (opened == null || opened) { // out of time, or open
-                    producer.send(record, callback);
-                    return;
-                }
-                // that opening failed: this record may open the partition
+                continue;
             }
+            Throwable failure;
+            try {
+                failure = opening.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return new org.apache.kafka.common.errors.TimeoutException("not sent: the first record to " + partition
+                        + " was not acknowledged in time (rule K8); the batch is retried");
+            } catch (ExecutionException e) {
+                failure = e.getCause(); // not reached: openings complete normally
+            }
+            if (failure == null) {
+                producer.send(record, callback);
+                return null;
+            }
+            if (FailureKind.classify(failure) != FailureKind.MESSAGE) {
+                return new org.apache.kafka.common.errors.TimeoutException("not sent: the first record to "
+                        + partition + " failed (rule K8): " + LogText.oneLine(failure.toString()), failure);
+            }
+            // that opening failed for its own record: this record may open the partition
         }
     }
 
     private void open(Producer<byte[], byte[]> producer, TopicPartition partition,
-                      ProducerRecord<byte[], byte[]> record, Callback callback, CompletableFuture<Boolean> mine) {
+                      ProducerRecord<byte[], byte[]> record, Callback callback, CompletableFuture<Throwable> mine) {
         try {
             producer.send(record, (metadata, error) -> {
-                settle(partition, mine, error == null);
+                settle(partition, mine, error);
                 callback.onCompletion(metadata, error);
             });
         } catch (RuntimeException e) {
-            settle(partition, mine, false);
+            settle(partition, mine, e);
             throw e;
         }
     }
 
-    private void settle(TopicPartition partition, CompletableFuture<Boolean> opening, boolean acknowledged) {
-        if (!acknowledged) {
+    private void settle(TopicPartition partition, CompletableFuture<Throwable> opening, Throwable error) {
+        if (error != null) {
             openings.remove(partition, opening);
         }
-        opening.complete(acknowledged);
-    }
-
-    /** The opening's outcome, or null when the deadline came first. */
-    private static Boolean await(CompletableFuture<Boolean> opening, long deadlineNanos) throws InterruptedException {
-        try {
-            return opening.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            return null;
-        } catch (ExecutionException e) {
-            return false; // not reached: openings complete normally
-        }
+        opening.complete(error);
     }
 }

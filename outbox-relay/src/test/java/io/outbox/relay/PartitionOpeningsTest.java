@@ -16,6 +16,7 @@ import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -33,73 +34,89 @@ class PartitionOpeningsTest {
         return new ProducerRecord<>("orders", 0, null, value.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Sends on another thread with a minute's deadline; the future completes when {@link PartitionOpenings#send} returns. */
-    private CompletableFuture<Void> sendAsync(String value) {
+    /** Sends on another thread with a minute's deadline; completes with what {@link PartitionOpenings#send} returned. */
+    private CompletableFuture<RuntimeException> sendAsync(String value) {
         return sendAsync(value, Duration.ofMinutes(1));
     }
 
-    private CompletableFuture<Void> sendAsync(String value, Duration wait) {
+    private CompletableFuture<RuntimeException> sendAsync(String value, Duration wait) {
         long deadline = System.nanoTime() + wait.toNanos();
-        return CompletableFuture.runAsync(() -> {
+        return CompletableFuture.supplyAsync(() -> {
             try {
-                openings.send(producer, P0, record(value), (m, e) -> { }, deadline);
+                return openings.send(producer, P0, record(value), (m, e) -> { }, deadline);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         });
     }
 
+    private List<String> sent() {
+        return producer.history().stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+    }
+
     @Test
-    void k8_thePartitionsFirstRecordIsAloneUntilAcknowledgedAndTheNextWaitsForIt() throws Exception {
-        CompletableFuture<Void> first = sendAsync("first");
-        await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
-        CompletableFuture<Void> second = sendAsync("second");
+    void k8_theOpeningRecordGoesAtOnceAndTheNextWaitsForItsAcknowledgement() throws Exception {
+        assertThat(sendAsync("first").get(5, TimeUnit.SECONDS)).as("sent").isNull();
+        CompletableFuture<RuntimeException> second = sendAsync("second");
 
         Thread.sleep(200); // the second has had time to be sent, were it not held
-        assertThat(producer.history()).as("only the opening record is sent").hasSize(1);
-        assertThat(first).isNotDone();
+        assertThat(sent()).as("only the opening record is sent").containsExactly("first");
+        assertThat(second).isNotDone();
         assertThat(openings.isOpen(P0)).isFalse();
 
         producer.completeNext();
 
-        first.get(5, TimeUnit.SECONDS);
-        second.get(5, TimeUnit.SECONDS);
+        assertThat(second.get(5, TimeUnit.SECONDS)).isNull();
         assertThat(openings.isOpen(P0)).isTrue();
-        assertThat(producer.history()).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
-                .containsExactly("first", "second");
-        sendAsync("third").get(5, TimeUnit.SECONDS); // not acknowledged: an open partition's record does not wait
-        assertThat(producer.history()).hasSize(3);
+        assertThat(sendAsync("third").get(5, TimeUnit.SECONDS)).as("an open partition's record does not wait")
+                .isNull();
+        assertThat(sent()).containsExactly("first", "second", "third");
     }
 
     @Test
-    void k8_aWaitEndsAtTheDeadlineAndTheRecordIsSentThen() throws Exception {
-        CompletableFuture<Void> first = sendAsync("first", Duration.ofMillis(300));
-        await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
-        first.get(5, TimeUnit.SECONDS); // unacknowledged, past its deadline
-        assertThat(openings.isOpen(P0)).isFalse();
-
-        sendAsync("second", Duration.ofMillis(300)).get(5, TimeUnit.SECONDS);
-
-        assertThat(producer.history()).as("sent once the wait ran out").hasSize(2);
-        producer.completeNext();
-        assertThat(openings.isOpen(P0)).as("the opening record's acknowledgement opens it still").isTrue();
-    }
-
-    @Test
-    void k8_aFailedOpeningLeavesThePartitionClosedAndTheNextRecordOpensItAgain() throws Exception {
-        CompletableFuture<Void> first = sendAsync("first");
-        await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 1);
+    void k8_anOpeningThatFailsForABrokerReasonStopsTheWaitingRecordUnsent() throws Exception {
+        sendAsync("first").get(5, TimeUnit.SECONDS);
+        CompletableFuture<RuntimeException> second = sendAsync("second");
+        Thread.sleep(100);
 
         producer.errorNext(new NotLeaderOrFollowerException("not yet"));
 
-        first.get(5, TimeUnit.SECONDS);
+        RuntimeException stop = second.get(5, TimeUnit.SECONDS);
+        assertThat(stop).isInstanceOf(org.apache.kafka.common.errors.TimeoutException.class)
+                .hasMessageContaining("not sent: the first record to orders-0 failed");
+        assertThat(FailureKind.classify(stop)).isEqualTo(FailureKind.RETRIABLE);
+        assertThat(sent()).as("the second is not sent").containsExactly("first");
         assertThat(openings.isOpen(P0)).isFalse();
-        CompletableFuture<Void> second = sendAsync("second");
+        assertThat(sendAsync("again").get(5, TimeUnit.SECONDS)).as("a later batch opens it again").isNull();
+        assertThat(sent()).containsExactly("first", "again");
+    }
+
+    @Test
+    void k8_anOpeningRecordRefusedForItselfLeavesThePartitionToTheNextRecord() throws Exception {
+        sendAsync("too large").get(5, TimeUnit.SECONDS);
+        CompletableFuture<RuntimeException> second = sendAsync("second");
+        Thread.sleep(100);
+
+        producer.errorNext(new RecordTooLargeException("too large"));
+
         await().atMost(Duration.ofSeconds(5)).until(() -> producer.history().size() == 2);
-        assertThat(second).as("the second record is the new opening: alone until acknowledged").isNotDone();
+        assertThat(second.get(5, TimeUnit.SECONDS)).as("the second opens the partition").isNull();
+        assertThat(openings.isOpen(P0)).isFalse();
         producer.completeNext();
-        second.get(5, TimeUnit.SECONDS);
         assertThat(openings.isOpen(P0)).isTrue();
+    }
+
+    @Test
+    void k8_aWaitThatReachesTheDeadlineStopsTheRecordUnsent() throws Exception {
+        sendAsync("first").get(5, TimeUnit.SECONDS);
+
+        RuntimeException stop = sendAsync("second", Duration.ofMillis(300)).get(5, TimeUnit.SECONDS);
+
+        assertThat(stop).hasMessageContaining("was not acknowledged in time");
+        assertThat(FailureKind.classify(stop)).isEqualTo(FailureKind.RETRIABLE);
+        assertThat(sent()).containsExactly("first");
+        producer.completeNext();
+        assertThat(openings.isOpen(P0)).as("the opening record's acknowledgement opens it still").isTrue();
     }
 
     @Test
