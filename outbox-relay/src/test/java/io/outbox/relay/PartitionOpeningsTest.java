@@ -50,6 +50,14 @@ class PartitionOpeningsTest {
         });
     }
 
+    /** Sends {@code opening} as the partition's opening, then "second" on another thread, which waits for it. */
+    private CompletableFuture<RuntimeException> secondWaitingOn(String opening) throws Exception {
+        sendAsync(opening).get(5, TimeUnit.SECONDS);
+        CompletableFuture<RuntimeException> second = sendAsync("second");
+        Thread.sleep(100);
+        return second;
+    }
+
     private List<String> sent() {
         return producer.history().stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
     }
@@ -75,9 +83,7 @@ class PartitionOpeningsTest {
 
     @Test
     void k8_anOpeningThatFailsForABrokerReasonStopsTheWaitingRecordUnsent() throws Exception {
-        sendAsync("first").get(5, TimeUnit.SECONDS);
-        CompletableFuture<RuntimeException> second = sendAsync("second");
-        Thread.sleep(100);
+        CompletableFuture<RuntimeException> second = secondWaitingOn("first");
 
         producer.errorNext(new NotLeaderOrFollowerException("not yet"));
 
@@ -93,9 +99,7 @@ class PartitionOpeningsTest {
 
     @Test
     void k8_anOpeningRecordRefusedForItselfLeavesThePartitionToTheNextRecord() throws Exception {
-        sendAsync("too large").get(5, TimeUnit.SECONDS);
-        CompletableFuture<RuntimeException> second = sendAsync("second");
-        Thread.sleep(100);
+        CompletableFuture<RuntimeException> second = secondWaitingOn("too large");
 
         producer.errorNext(new RecordTooLargeException("too large"));
 
