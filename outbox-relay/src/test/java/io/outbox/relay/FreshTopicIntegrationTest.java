@@ -135,38 +135,6 @@ class FreshTopicIntegrationTest {
         }
     }
 
-    @Test
-    void k8_aBrokerStoppedBeforeTheOpeningsEndsThePublishWithinMaxBlockMsAndSendsNoBurst() throws Exception {
-        io.outbox.embedded.EmbeddedKafkaBroker own = io.outbox.embedded.EmbeddedKafkaBroker.start();
-        try {
-            String topic = "fresh-stopped-" + UUID.randomUUID();
-            own.createTopic(topic, PARTITIONS);
-            Map<String, Object> config = new LinkedHashMap<>();
-            config.put("bootstrap.servers", own.bootstrapServers());
-            config.put("max.block.ms", 1_000);
-            config.put("delivery.timeout.ms", 5_000);
-            config.put("request.timeout.ms", 4_000);
-            try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(config).build()) {
-                publisher.publish(keyed(topic, List.of("warm"))).get(60, TimeUnit.SECONDS); // metadata cached
-                List<OutboxMessage> batch = keyed(topic, List.of("a", "b", "c", "d"));
-                own.close();
-
-                long start = System.nanoTime();
-                java.util.concurrent.CompletableFuture<PublishResult> future = publisher.publish(batch);
-                long returnedMs = (System.nanoTime() - start) / 1_000_000;
-                PublishResult result = future.get(60, TimeUnit.SECONDS);
-
-                assertThat(returnedMs).as("publish() returned after the openings' wait, max.block.ms in all")
-                        .isLessThan(4_000);
-                assertThat(result.acknowledged()).isZero();
-                assertThat(FailureKind.classify(result.firstError())).as("%s", result.firstError())
-                        .isEqualTo(FailureKind.RETRIABLE);
-            }
-        } finally {
-            own.close();
-        }
-    }
-
     /** Every message exactly once, and each partition's records in the batch's order. */
     private static void assertLandedOnceInBatchOrder(String topic, List<OutboxMessage> batch) {
         List<ConsumerRecord<byte[], byte[]>> records = TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic);
