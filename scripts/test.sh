@@ -3,16 +3,23 @@
 # `mvn -B verify` on the whole build, and stops whatever it started, also on failure.
 #
 #   scripts/test.sh                 # everything
-#   scripts/test.sh -pl outbox-spi  # extra arguments go to Maven (and skip scripts/user-projects.sh)
+#   scripts/test.sh -pl outbox-spi  # extra arguments go to Maven (and skip scripts/user-projects.sh
+#                                   # and the mutation testing; add -Pmutation to run it)
 #
-# After a successful whole build it runs scripts/user-projects.sh: the README's first service and a
-# project generated from the custom-store archetype, built as separate projects.
+# The whole build also runs the Maven profile "mutation": PIT runs the compatibility kit against
+# mutants of its in-memory reference store (outbox-tck's verify phase; about 2 minutes on two busy
+# cores) and fails under a 90 % mutation score.
 #
-# Servers (see README "Tests"): PostgreSQL, MariaDB and Redis are expected as system services and
+# After a successful whole build it runs scripts/user-projects.sh: the README's first service, the
+# Spring Boot example and a project generated from the custom-store archetype, built as separate
+# projects.
+#
+# Servers (see CONTRIBUTING.md, "Tests"): PostgreSQL, MariaDB and Redis are expected as system services and
 # are started if their port is closed (the Redis notification tests also start redis-server
 # themselves on free ports, for their outage test); dynoxide (DynamoDB emulator) and jongodb (MongoDB emulator with
 # transactions) are installed from npm at pinned versions into .tools/, checked against pinned
 # SHA-256 sums, and started on free ports. Tests find them through OUTBOX_TEST_* variables.
+# promtool and prometheus come from Debian's prometheus package at a pinned version (apt-get).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +29,7 @@ source "$ROOT/scripts/lib/tools.sh"
 RUN_DIR="$TOOLS/run"
 
 # The servers this suite needs. Each name has an ensure_<name> function below.
-NEEDS=(postgres mariadb redis jongodb dynoxide)
+NEEDS=(postgres mariadb redis jongodb dynoxide prometheus)
 
 STARTED_PIDS=()
 STOP_COMMANDS=()
@@ -49,7 +56,13 @@ ensure_postgres() {
     fi
     export OUTBOX_TEST_POSTGRES_URL="${OUTBOX_TEST_POSTGRES_URL:-jdbc:postgresql://127.0.0.1:5432/test}"
     export OUTBOX_TEST_POSTGRES_USER="${OUTBOX_TEST_POSTGRES_USER:-postgres}"
-    log "PostgreSQL: $OUTBOX_TEST_POSTGRES_URL"
+    # initdb and pg_ctl, for the test that starts a cluster of its own that checks passwords.
+    local version
+    version="$(ls /etc/postgresql 2>/dev/null | head -1 || true)"
+    if [[ -z "${OUTBOX_TEST_POSTGRES_BIN:-}" && -n "$version" && -x "/usr/lib/postgresql/$version/bin/initdb" ]]; then
+        export OUTBOX_TEST_POSTGRES_BIN="/usr/lib/postgresql/$version/bin"
+    fi
+    log "PostgreSQL: $OUTBOX_TEST_POSTGRES_URL (binaries for a private cluster: ${OUTBOX_TEST_POSTGRES_BIN:-none})"
 }
 
 ensure_mariadb() {
@@ -78,6 +91,29 @@ ensure_redis() {
     log "Redis: $OUTBOX_TEST_REDIS_URI (redis-server for the outage test: $OUTBOX_TEST_REDIS_SERVER)"
 }
 
+# promtool and prometheus (alert rule tests, a real scrape of a relay): Debian's package, pinned.
+# Where it cannot be installed (no apt, not root) the tests that need it skip with the reason.
+PROMETHEUS_DEB_VERSION=2.42.0+ds-5+deb12u1
+ensure_prometheus() {
+    local installed
+    installed="$(dpkg-query -W -f='${Version}' prometheus 2>/dev/null || true)"
+    if [[ "$installed" != "$PROMETHEUS_DEB_VERSION" ]]; then
+        if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+            log "installing Debian package prometheus=$PROMETHEUS_DEB_VERSION (was: ${installed:-none})"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+                "prometheus=$PROMETHEUS_DEB_VERSION" >"$RUN_DIR/apt-prometheus.log" 2>&1 \
+                || log "could not install prometheus (see $RUN_DIR/apt-prometheus.log); its tests skip"
+        else
+            log "prometheus $PROMETHEUS_DEB_VERSION is not installed and cannot be here (apt-get as root); its tests skip"
+        fi
+    fi
+    if command -v promtool >/dev/null 2>&1; then
+        export OUTBOX_TEST_PROMTOOL="${OUTBOX_TEST_PROMTOOL:-$(command -v promtool)}"
+        export OUTBOX_TEST_PROMETHEUS="${OUTBOX_TEST_PROMETHEUS:-$(command -v prometheus)}"
+        log "promtool: $OUTBOX_TEST_PROMTOOL, prometheus: $OUTBOX_TEST_PROMETHEUS"
+    fi
+}
+
 # An emulator that loses its port to another process between free_port and its bind exits at once;
 # each is started up to three times, on a fresh port each time.
 ensure_dynoxide() {
@@ -100,6 +136,9 @@ ensure_jongodb() {
     bin="$(install_jongodb)"
     for try in 1 2 3; do
         port="$(free_port)"
+        # Emptied here, not by the redirection below: that one runs in the background job, and
+        # wait_for_jongodb could read the previous run's address from the old file before it.
+        : >"$RUN_DIR/jongodb.log"
         "$bin" --host=127.0.0.1 --port="$port" --topology-profile=singleNodeReplicaSet --replica-set-name=rs0 \
             >"$RUN_DIR/jongodb.log" 2>&1 &
         STARTED_PIDS+=("$!")
@@ -129,11 +168,13 @@ main() {
         [[ -n "$server" ]] && "ensure_$server"
     done
     cd "$ROOT"
-    log "running: mvn -B -ntp verify $*"
+    local mutation=()
+    (( $# == 0 )) && mutation=(-Pmutation)
+    log "running: mvn -B -ntp verify ${mutation[*]:-} $*"
     local status=0
-    mvn -B -ntp verify "$@" || status=$?
+    mvn -B -ntp verify "${mutation[@]}" "$@" || status=$?
     if (( status == 0 && $# == 0 )); then
-        # What a new user builds first: the README's first service and a generated custom-store project.
+        # What a new user builds first: the two example projects and a generated custom-store project.
         bash "$ROOT/scripts/user-projects.sh" || status=$?
     fi
     report_results

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs what a new user builds first, as separate Maven projects that reach the outbox
 # artifacts only through a Maven repository, the way they will from Maven Central:
-#   1. examples/first-service (the README's "Your first service"): it must print the record it
-#      received and its x-outbox-message-id header;
+#   1. examples/first-service (the README's "Your first service") and examples/spring-boot-service
+#      (docs/spring-boot.md): each must print the record it received and its x-outbox-message-id header;
 #   2. a project generated from outbox-store-archetype: its `mvn test` must run every rule of the
 #      compatibility kit (as many tests as the kit declares), none failed, and skip what the
 #      reference store's own kit run skips;
-#   3. the README's MongoDB and DynamoDB quick starts: scripts/emulators.sh start, the demo with the
-#      options it prints (which must exit 0; the time each took is printed), scripts/emulators.sh stop.
+#   3. the MongoDB and DynamoDB quick starts (docs/store-mongodb.md, docs/store-dynamodb.md):
+#      scripts/emulators.sh start, the demo with the options it prints (which must exit 0; the time each took is printed), scripts/emulators.sh stop.
 #
 #   scripts/user-projects.sh         # scripts/test.sh runs it after the main build
 #   scripts/user-projects.sh -o      # extra arguments go to every Maven call (offline here)
@@ -47,24 +47,25 @@ seed_repository() {
 
 install_reactor() {
     log "installing the outbox $VERSION artifacts into a temporary repository"
-    # The README's install command, into the temporary repository.
+    # The documented install command, into the temporary repository.
     bash "$ROOT/scripts/install.sh" -q "${MVN[@]:3}" >"$WORK/install.log" 2>&1 || { tail -50 "$WORK/install.log" >&2; log "install failed"; return 1; }
 }
 
-run_first_service() {
-    log "first service: mvn compile exec:java (examples/first-service, copied to a fresh directory)"
-    cp -r "$ROOT/examples/first-service" "$WORK/first-service"
-    rm -rf "$WORK/first-service/target"
-    local out="$WORK/first-service.out"
-    if ! (cd "$WORK/first-service" && "${MVN[@]}" -q compile exec:java) >"$out" 2>&1; then
-        tail -40 "$out" >&2; log "FAILED: the first service did not run"; return 1
+run_example() { # examples/NAME, mvn compile exec:java: it must print the record it received
+    local name="$1"
+    log "$name: mvn compile exec:java (examples/$name, copied to a fresh directory)"
+    cp -r "$ROOT/examples/$name" "$WORK/$name"
+    rm -rf "$WORK/$name/target"
+    local out="$WORK/$name.out"
+    if ! (cd "$WORK/$name" && "${MVN[@]}" -q compile exec:java) >"$out" 2>&1; then
+        tail -40 "$out" >&2; log "FAILED: $name did not run"; return 1
     fi
     local line
     line="$(grep -E '^received order-1=\{"total":42\} x-outbox-message-id=[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "$out" || true)"
     if [[ -z "$line" ]]; then
-        tail -40 "$out" >&2; log "FAILED: the first service did not print the delivered record"; return 1
+        tail -40 "$out" >&2; log "FAILED: $name did not print the delivered record"; return 1
     fi
-    log "first service delivered: $line"
+    log "$name delivered: $line"
 }
 
 run_archetype_project() {
@@ -85,7 +86,7 @@ run_archetype_project() {
         log "FAILED: the generated project ran $run tests ($failed failed, $skipped skipped); the kit declares $expected"
         return 1
     fi
-    # The skeleton and its fixture are the reference store's (ArchetypeSkeletonTest), so they skip
+    # The skeleton and its fixture are generated from the reference store's, so they skip
     # exactly what the reference store's own kit run skips, when the main build has just run it.
     local reference="$ROOT/outbox-tck/target/surefire-reports/TEST-io.outbox.tck.InMemoryOutboxStoreTest.xml"
     if [[ -f "$reference" && "$reference" -nt "$ROOT/outbox-tck/src/main/java/io/outbox/tck/OutboxStoreTck.java" ]]; then
@@ -142,6 +143,7 @@ run_emulator_quick_starts() {
 
 seed_repository
 [[ -n "${ONLY_QUICK_STARTS:-}" ]] || install_reactor
-[[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_first_service
+[[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_example first-service
+[[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_example spring-boot-service
 [[ -n "${ONLY_QUICK_STARTS:-}" ]] || run_archetype_project
 run_emulator_quick_starts

@@ -11,7 +11,7 @@ import java.time.Duration;
  * cleanup, and only once it is older than {@link #retention()}: its {@code seenAt} (epoch
  * milliseconds from the inbox's clock) is strictly before {@code now - retention}. A repeat that
  * arrives after its marker was deleted is accepted as a first delivery again, so size the window
- * above the longest time a repeat can take to arrive (see the README's Inbox section).
+ * above the longest time a repeat can take to arrive (see docs/inbox.md).
  *
  * <p>The inbox never deletes markers on its own: the application schedules {@link #deleteExpired()}
  * (a {@code ScheduledExecutorService}, a cron job, Spring's {@code @Scheduled}). Implementations are

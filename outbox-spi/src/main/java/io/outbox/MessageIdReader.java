@@ -23,9 +23,9 @@ import org.apache.kafka.common.header.Header;
  * }</pre>
  *
  * <p>A record that has no such header, whose value is null, or whose value is not a UUID in its
- * canonical 36-character form (8-4-4-4-12 hex digits, either case; {@link UUID#fromString}'s
- * laxer forms such as {@code 1-2-3-4-5} are refused) is never accepted silently: the
- * {@link Policy} decides. The default, {@link Policy#FAIL}, throws an
+ * canonical 36-character form (8-4-4-4-12 hex digits, either case, as {@link MessageIds} parses
+ * it; {@link UUID#fromString}'s laxer forms such as {@code 1-2-3-4-5} are refused) is never
+ * accepted silently: the {@link Policy} decides. The default, {@link Policy#FAIL}, throws an
  * {@link InvalidMessageIdException} naming the record's topic, partition and offset, the header
  * and what was wrong. {@link Policy#SKIP} makes {@link #read} return empty, so the caller drops
  * the record on purpose; {@link Policy#RECORD_COORDINATES} deduplicates it by its topic, partition
@@ -175,19 +175,11 @@ public final class MessageIdReader {
                 .getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The UUID of canonical text, or null when the bytes are anything else. */
+    /** The UUID of canonical text ({@link MessageIds}), or null when the bytes are anything else. */
     static UUID parse(byte[] value) {
-        if (value.length != 36) {
-            return null;
-        }
-        for (int i = 0; i < 36; i++) {
-            byte b = value[i];
-            boolean dash = i == 8 || i == 13 || i == 18 || i == 23;
-            if (dash ? b != '-' : Character.digit(b, 16) < 0) {
-                return null;
-            }
-        }
-        return UUID.fromString(new String(value, StandardCharsets.US_ASCII));
+        // One character per byte: a byte outside ASCII is no hex digit, so it is refused.
+        return value.length != MessageIds.LENGTH ? null
+                : MessageIds.parseOrNull(new String(value, StandardCharsets.ISO_8859_1));
     }
 
     private InvalidMessageIdException invalid(ConsumerRecord<?, ?> record, Problem problem, byte[] value) {

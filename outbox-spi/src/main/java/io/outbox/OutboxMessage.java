@@ -1,12 +1,11 @@
 package io.outbox;
 
-import io.outbox.spi.OutboxPayloadTooLargeException;
-import io.outbox.spi.OutboxStore;
-import io.outbox.spi.support.OutboxHeaderCodec;
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.outbox.internal.MessageAccess;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -22,14 +21,18 @@ import org.apache.kafka.common.serialization.Serializer;
  * the same transaction as the business change (E4). The relay never re-serializes: key, value and
  * headers go to Kafka as the bytes held here.
  *
- * <p>The class is not final so that a store can subclass it to carry its native identifier (a
- * row id, a document id, a sort key) from {@link OutboxStore#nextBatch} to
- * {@link OutboxStore#markPublished} (rule S2); subclasses must stay immutable. Instances are
- * immutable and thread-safe: byte arrays are copied on the way in and on the way out. Equality is
- * identity, as S2 passes the very instances back; compare content with {@link #sameContent}.
+ * <p>Instances are immutable and thread-safe: the serialized key and value are copied once when a
+ * message is created, and {@link #key()} and {@link #value()} return copies. Two messages are
+ * equal when their content is: message id, bucket, topic, key and value bytes, headers, partition
+ * and creation time. A message read back from a store equals the one enqueued (S10); what the
+ * store needs to delete it travels beside it ({@code io.outbox.spi.Pending}).
  * {@link #toString()} never shows key, value or header values.
  */
-public class OutboxMessage {
+public final class OutboxMessage {
+
+    static {
+        MessageAccess.register(new Access());
+    }
 
     /** Longest legal Kafka topic name, in characters. */
     public static final int MAX_TOPIC_LENGTH = 249;
@@ -44,53 +47,24 @@ public class OutboxMessage {
     private final Instant createdAt;
 
     /**
-     * Reconstructs a message from stored fields; stores call this when they read a batch.
-     *
-     * @param messageId the stable message id; not null
-     * @param bucket the bucket, {@code >= 0}
-     * @param topic the Kafka topic; a legal topic name (E3)
-     * @param key the serialized key; null for a keyless record (an empty array is a key); copied
-     * @param value the serialized value; null for a tombstone (an empty array is a value); copied
-     * @param headers the headers in order; not null (use an empty list), no null elements; copied
-     * @param partition the explicit partition, {@code >= 0}, or null to let the key decide
-     * @param createdAt when the message was created; not null; truncated to milliseconds (S10)
-     * @throws NullPointerException if a non-nullable argument is null
-     * @throws IllegalArgumentException if {@code bucket} or {@code partition} is negative, or the
-     *     topic is not a legal Kafka topic name; the message names the argument and the value
+     * The one constructor; takes ownership of {@code key} and {@code value}, which nobody may
+     * change afterwards. Public construction goes through {@code create} (E1), which copies what
+     * the serializers returned, and stores go through {@link MessageAccess}.
      */
-    public OutboxMessage(UUID messageId, int bucket, String topic, byte[] key, byte[] value,
-                         Iterable<? extends Header> headers, Integer partition, Instant createdAt) {
+    private OutboxMessage(UUID messageId, int bucket, String topic, byte[] key, byte[] value,
+                          List<OutboxHeader> headers, Integer partition, Instant createdAt) {
         this.messageId = Objects.requireNonNull(messageId, "messageId must not be null");
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
         this.bucket = bucket;
         this.topic = validateTopic(topic);
-        this.key = key == null ? null : key.clone();
-        this.value = value == null ? null : value.clone();
+        this.key = key;
+        this.value = value;
         this.headers = copyHeaders(headers);
         this.partition = validatePartition(partition);
         this.createdAt = Instant.ofEpochMilli(Objects.requireNonNull(createdAt, "createdAt must not be null")
                 .toEpochMilli());
-    }
-
-    /**
-     * Copies another message, for subclasses that add a store-native identifier. The copy shares
-     * the source's immutable state; nothing is re-validated.
-     *
-     * @param source the message to copy; not null
-     * @throws NullPointerException if {@code source} is null
-     */
-    protected OutboxMessage(OutboxMessage source) {
-        Objects.requireNonNull(source, "source must not be null");
-        this.messageId = source.messageId;
-        this.bucket = source.bucket;
-        this.topic = source.topic;
-        this.key = source.key;
-        this.value = source.value;
-        this.headers = source.headers;
-        this.partition = source.partition;
-        this.createdAt = source.createdAt;
     }
 
     /**
@@ -176,6 +150,11 @@ public class OutboxMessage {
      * serializer adds (a schema id, say) are kept, after the caller's. The serializers are not
      * configured or closed here.
      *
+     * <p>Rule O1: inside a valid span, the current trace context follows as headers written by
+     * {@link GlobalOpenTelemetry}'s propagator ({@code traceparent}, {@code tracestate}), except
+     * names the headers already hold; without an OpenTelemetry SDK nothing is added. An
+     * {@link OutboxMessageFactory} chooses another setting ({@link OutboxTracing}).
+     *
      * @param <K> the key type
      * @param <V> the value type
      * @param topic the Kafka topic: 1 to 249 characters of {@code [a-zA-Z0-9._-]}, not "." or ".."
@@ -195,6 +174,14 @@ public class OutboxMessage {
     public static <K, V> OutboxMessage create(String topic, K key, V value, Serializer<K> keySerializer,
                                               Serializer<V> valueSerializer, Iterable<? extends Header> headers,
                                               int bucketCount, Integer partition, Clock clock) {
+        return create(topic, key, value, keySerializer, valueSerializer, headers, bucketCount, partition, clock,
+                OutboxTracing.global());
+    }
+
+    /** {@link #create(String, Object, Object, Serializer, Serializer, Iterable, int, Integer, Clock)} with a tracing setting. */
+    static <K, V> OutboxMessage create(String topic, K key, V value, Serializer<K> keySerializer,
+                                       Serializer<V> valueSerializer, Iterable<? extends Header> headers,
+                                       int bucketCount, Integer partition, Clock clock, OutboxTracing tracing) {
         validateTopic(topic);
         OutboxBucket.requireBucketCount(bucketCount);
         validatePartition(partition);
@@ -205,11 +192,18 @@ public class OutboxMessage {
         for (Header header : Objects.requireNonNull(headers, "headers must not be null")) {
             recordHeaders.add(OutboxHeader.copyOf(header));
         }
-        byte[] keyBytes = keySerializer.serialize(topic, recordHeaders, key);
-        byte[] valueBytes = valueSerializer.serialize(topic, recordHeaders, value);
+        // Copied: a serializer may hand back an array its caller still holds (ByteArraySerializer
+        // returns its argument), and the message must stay what was enqueued.
+        byte[] keyBytes = copy(keySerializer.serialize(topic, recordHeaders, key));
+        byte[] valueBytes = copy(valueSerializer.serialize(topic, recordHeaders, value));
         UUID messageId = UUID.randomUUID();
         int bucket = OutboxBucket.of(keyBytes, partition, messageId, bucketCount);
-        return new OutboxMessage(messageId, bucket, topic, keyBytes, valueBytes, recordHeaders, partition,
+        List<OutboxHeader> headerList = new ArrayList<>();
+        for (Header header : recordHeaders) {
+            headerList.add(OutboxHeader.copyOf(header));
+        }
+        headerList.addAll(tracing.currentContextHeaders(headerList)); // O1
+        return new OutboxMessage(messageId, bucket, topic, keyBytes, valueBytes, headerList, partition,
                 Instant.ofEpochMilli(clock.millis()));
     }
 
@@ -219,7 +213,7 @@ public class OutboxMessage {
      *
      * @return the message id; never null
      */
-    public final UUID messageId() {
+    public UUID messageId() {
         return messageId;
     }
 
@@ -228,7 +222,7 @@ public class OutboxMessage {
      *
      * @return the bucket, {@code >= 0}
      */
-    public final int bucket() {
+    public int bucket() {
         return bucket;
     }
 
@@ -237,7 +231,7 @@ public class OutboxMessage {
      *
      * @return the topic; never null
      */
-    public final String topic() {
+    public String topic() {
         return topic;
     }
 
@@ -246,7 +240,7 @@ public class OutboxMessage {
      *
      * @return the key bytes, a fresh copy; null for a keyless record
      */
-    public final byte[] key() {
+    public byte[] key() {
         return key == null ? null : key.clone();
     }
 
@@ -255,7 +249,7 @@ public class OutboxMessage {
      *
      * @return the value bytes, a fresh copy; null for a tombstone
      */
-    public final byte[] value() {
+    public byte[] value() {
         return value == null ? null : value.clone();
     }
 
@@ -264,7 +258,7 @@ public class OutboxMessage {
      *
      * @return the key length in bytes, or -1 when the key is null
      */
-    public final int keyLength() {
+    public int keyLength() {
         return key == null ? -1 : key.length;
     }
 
@@ -273,7 +267,7 @@ public class OutboxMessage {
      *
      * @return the value length in bytes, or -1 when the value is null
      */
-    public final int valueLength() {
+    public int valueLength() {
         return value == null ? -1 : value.length;
     }
 
@@ -282,18 +276,8 @@ public class OutboxMessage {
      *
      * @return an immutable list; never null, empty when there are none
      */
-    public final List<OutboxHeader> headers() {
+    public List<OutboxHeader> headers() {
         return headers;
-    }
-
-    /**
-     * The headers encoded with {@link OutboxHeaderCodec}, as stores that keep them in one binary
-     * field store them.
-     *
-     * @return the encoded headers; never null
-     */
-    public final byte[] encodedHeaders() {
-        return OutboxHeaderCodec.encode(headers);
     }
 
     /**
@@ -301,7 +285,7 @@ public class OutboxMessage {
      *
      * @return the partition ({@code >= 0}), or null when the producer's partitioner decides by key
      */
-    public final Integer partition() {
+    public Integer partition() {
         return partition;
     }
 
@@ -310,65 +294,45 @@ public class OutboxMessage {
      *
      * @return the creation instant; never null
      */
-    public final Instant createdAt() {
+    public Instant createdAt() {
         return createdAt;
     }
 
     /**
-     * The size of the message's content as a store must hold it: serialized key plus serialized
-     * value plus encoded headers ({@link OutboxHeaderCodec#encodedSize}), which are
-     * {@value OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without headers. Stores state
-     * their largest payload in these units and refuse larger messages at enqueue (S10): a message
-     * without headers fits when its key and value hold at most
-     * {@code maxPayloadBytes - }{@value OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes together.
+     * Whether {@code o} is a message with the same content: message id, bucket, topic, key and
+     * value (by their bytes), headers, partition and creation time.
      *
-     * @return the payload size in bytes
+     * @param o the other object; may be null
+     * @return true when every field above is equal
      */
-    public final long payloadSize() {
-        return (long) Math.max(0, keyLength()) + Math.max(0, valueLength())
-                + OutboxHeaderCodec.encodedSize(headers);
-    }
-
-    /**
-     * Checks that the payload fits a store's limit; store enqueue helpers call this before they
-     * write anything.
-     *
-     * @param maxPayloadBytes the store's largest payload in bytes
-     * @return this message
-     * @throws OutboxPayloadTooLargeException if {@link #payloadSize()} exceeds {@code maxPayloadBytes}
-     */
-    public final OutboxMessage requirePayloadAtMost(long maxPayloadBytes) {
-        long size = payloadSize();
-        if (size > maxPayloadBytes) {
-            throw new OutboxPayloadTooLargeException(messageId, topic, Math.max(0, keyLength()),
-                    Math.max(0, valueLength()), OutboxHeaderCodec.encodedSize(headers), maxPayloadBytes);
-        }
-        return this;
-    }
-
-    /**
-     * Whether another message has the same content: message id, bucket, topic, key, value,
-     * headers, partition and creation time. Store-specific fields of subclasses are ignored.
-     *
-     * @param other the other message; may be null
-     * @return true when every field above is equal (arrays by content)
-     */
-    public final boolean sameContent(OutboxMessage other) {
-        return other != null
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof OutboxMessage other
                 && messageId.equals(other.messageId)
                 && bucket == other.bucket
                 && topic.equals(other.topic)
-                && java.util.Arrays.equals(key, other.key)
-                && java.util.Arrays.equals(value, other.value)
+                && Arrays.equals(key, other.key)
+                && Arrays.equals(value, other.value)
                 && headers.equals(other.headers)
                 && Objects.equals(partition, other.partition)
                 && createdAt.equals(other.createdAt);
     }
 
+    /**
+     * The message id's hash: equal messages have equal ids, and a hash over the value's bytes
+     * would cost as much as the value is long.
+     *
+     * @return the hash code
+     */
+    @Override
+    public int hashCode() {
+        return messageId.hashCode();
+    }
+
     /** Describes the message without key, value or header values, which may be sensitive. */
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[messageId=" + messageId + ", topic=" + topic + ", bucket=" + bucket
+        return "OutboxMessage[messageId=" + messageId + ", topic=" + topic + ", bucket=" + bucket
                 + ", partition=" + partition + ", key=" + describeLength(keyLength())
                 + ", value=" + describeLength(valueLength()) + ", headers=" + headers.size()
                 + ", createdAt=" + createdAt + "]";
@@ -427,14 +391,35 @@ public class OutboxMessage {
         return partition;
     }
 
-    private static List<OutboxHeader> copyHeaders(Iterable<? extends Header> headers) {
+    private static List<OutboxHeader> copyHeaders(List<OutboxHeader> headers) {
         Objects.requireNonNull(headers, "headers must not be null");
-        List<OutboxHeader> copy = new ArrayList<>();
-        for (Header header : headers) {
-            OutboxHeader h = OutboxHeader.copyOf(header);
-            OutboxHeaderCodec.requireWellFormedName(h.key()); // refuse names that cannot be stored exactly
-            copy.add(h);
+        for (OutboxHeader header : headers) {
+            Objects.requireNonNull(header, "headers must not contain null");
         }
-        return copy.isEmpty() ? List.of() : Collections.unmodifiableList(copy);
+        return List.copyOf(headers); // no copy of a list List.copyOf made, as a store's decoded headers are
+    }
+
+    private static byte[] copy(byte[] bytes) {
+        return bytes == null ? null : bytes.clone();
+    }
+
+    /** The library's own access past the copies; see {@link MessageAccess}. */
+    private static final class Access implements MessageAccess.Accessor {
+
+        @Override
+        public OutboxMessage newMessage(UUID messageId, int bucket, String topic, byte[] key, byte[] value,
+                                        List<OutboxHeader> headers, Integer partition, Instant createdAt) {
+            return new OutboxMessage(messageId, bucket, topic, key, value, headers, partition, createdAt);
+        }
+
+        @Override
+        public byte[] key(OutboxMessage message) {
+            return message.key;
+        }
+
+        @Override
+        public byte[] value(OutboxMessage message) {
+            return message.value;
+        }
     }
 }

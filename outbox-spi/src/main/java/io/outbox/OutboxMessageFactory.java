@@ -37,12 +37,14 @@ public final class OutboxMessageFactory<K, V> {
     private final Serializer<K> keySerializer;
     private final Serializer<V> valueSerializer;
     private final Clock clock;
+    private final OutboxTracing tracing;
 
     private OutboxMessageFactory(Builder<K, V> builder) {
         this.bucketCount = builder.bucketCount;
         this.keySerializer = builder.keySerializer;
         this.valueSerializer = builder.valueSerializer;
         this.clock = builder.clock;
+        this.tracing = builder.tracing;
     }
 
     /**
@@ -50,10 +52,10 @@ public final class OutboxMessageFactory<K, V> {
      *
      * @param bucketCount the number of buckets, {@code >= 1}; must equal the relay's (checked by
      *     {@link Builder#build()})
-     * @return a builder with the system UTC clock and no serializers
+     * @return a builder with the system UTC clock, global tracing and no serializers
      */
     public static Builder<Object, Object> builder(int bucketCount) {
-        return new Builder<>(bucketCount, null, null, Clock.systemUTC());
+        return new Builder<>(bucketCount, null, null, Clock.systemUTC(), OutboxTracing.global());
     }
 
     /**
@@ -104,7 +106,7 @@ public final class OutboxMessageFactory<K, V> {
     public OutboxMessage create(String topic, K key, V value, Iterable<? extends Header> headers,
                                 Integer partition) {
         return OutboxMessage.create(topic, key, value, keySerializer, valueSerializer, headers, bucketCount,
-                partition, clock);
+                partition, clock, tracing);
     }
 
     /**
@@ -135,6 +137,15 @@ public final class OutboxMessageFactory<K, V> {
     }
 
     /**
+     * The tracing setting: where the trace context stored with each message comes from (rule O1).
+     *
+     * @return the setting; never null
+     */
+    public OutboxTracing tracing() {
+        return tracing;
+    }
+
+    /**
      * The clock {@code createdAt} comes from.
      *
      * @return the clock; never null
@@ -147,7 +158,7 @@ public final class OutboxMessageFactory<K, V> {
     public String toString() {
         return "OutboxMessageFactory[bucketCount=" + bucketCount + ", keySerializer="
                 + keySerializer.getClass().getName() + ", valueSerializer=" + valueSerializer.getClass().getName()
-                + ", clock=" + clock + "]";
+                + ", clock=" + clock + ", tracing=" + tracing + "]";
     }
 
     /**
@@ -164,12 +175,15 @@ public final class OutboxMessageFactory<K, V> {
         private final Serializer<K> keySerializer;
         private final Serializer<V> valueSerializer;
         private final Clock clock;
+        private final OutboxTracing tracing;
 
-        private Builder(int bucketCount, Serializer<K> keySerializer, Serializer<V> valueSerializer, Clock clock) {
+        private Builder(int bucketCount, Serializer<K> keySerializer, Serializer<V> valueSerializer, Clock clock,
+                        OutboxTracing tracing) {
             this.bucketCount = bucketCount;
             this.keySerializer = keySerializer;
             this.valueSerializer = valueSerializer;
             this.clock = clock;
+            this.tracing = tracing;
         }
 
         /**
@@ -181,7 +195,7 @@ public final class OutboxMessageFactory<K, V> {
          * @return a builder with this serializer
          */
         public <K2> Builder<K2, V> keySerializer(Serializer<K2> serializer) {
-            return new Builder<>(bucketCount, serializer, valueSerializer, clock);
+            return new Builder<>(bucketCount, serializer, valueSerializer, clock, tracing);
         }
 
         /**
@@ -192,7 +206,7 @@ public final class OutboxMessageFactory<K, V> {
          * @return a builder with this serializer
          */
         public <V2> Builder<K, V2> valueSerializer(Serializer<V2> serializer) {
-            return new Builder<>(bucketCount, keySerializer, serializer, clock);
+            return new Builder<>(bucketCount, keySerializer, serializer, clock, tracing);
         }
 
         /**
@@ -203,7 +217,20 @@ public final class OutboxMessageFactory<K, V> {
          * @return a builder with this clock
          */
         public Builder<K, V> clock(Clock clock) {
-            return new Builder<>(bucketCount, keySerializer, valueSerializer, clock);
+            return new Builder<>(bucketCount, keySerializer, valueSerializer, clock, tracing);
+        }
+
+        /**
+         * Sets where each message's trace context comes from (rule O1): inside a valid span the
+         * context is stored as headers ({@code traceparent}, {@code tracestate}) written by the
+         * setting's propagator. {@link OutboxTracing#disabled()} turns this off.
+         *
+         * @param tracing the setting; not null (checked by {@link #build()}); default
+         *     {@link OutboxTracing#global()}
+         * @return a builder with this setting
+         */
+        public Builder<K, V> tracing(OutboxTracing tracing) {
+            return new Builder<>(bucketCount, keySerializer, valueSerializer, clock, tracing);
         }
 
         /**
@@ -211,7 +238,7 @@ public final class OutboxMessageFactory<K, V> {
          *
          * @return the factory; immutable and thread-safe
          * @throws IllegalArgumentException if the bucket count is below 1, naming the value (E3)
-         * @throws NullPointerException if a serializer or the clock is not set, naming which
+         * @throws NullPointerException if a serializer, the clock or the tracing setting is not set, naming which
          */
         public OutboxMessageFactory<K, V> build() {
             OutboxBucket.requireBucketCount(bucketCount);
@@ -220,6 +247,7 @@ public final class OutboxMessageFactory<K, V> {
             Objects.requireNonNull(valueSerializer, "valueSerializer must be set (OutboxMessageFactory.Builder"
                     + ".valueSerializer)");
             Objects.requireNonNull(clock, "clock must not be null");
+            Objects.requireNonNull(tracing, "tracing must not be null");
             return new OutboxMessageFactory<>(this);
         }
     }

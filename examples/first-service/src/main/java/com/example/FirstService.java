@@ -2,9 +2,9 @@ package com.example;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

@@ -6,11 +6,13 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +22,8 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -28,6 +32,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
@@ -75,17 +82,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private final int controllerPort;
     private final Properties serverProperties;
     private final Duration startupTimeout;
+    private final Map<String, String> clientProperties;
     private KafkaRaftServer server;
     private boolean closed;
 
     private EmbeddedKafkaBroker(Path workDir, boolean ownsWorkDir, int port, int controllerPort,
-                                Properties serverProperties, Duration startupTimeout) {
+                                Properties serverProperties, Duration startupTimeout,
+                                Map<String, String> clientProperties) {
         this.workDir = workDir;
         this.ownsWorkDir = ownsWorkDir;
         this.port = port;
         this.controllerPort = controllerPort;
         this.serverProperties = serverProperties;
         this.startupTimeout = startupTimeout;
+        this.clientProperties = Map.copyOf(clientProperties);
     }
 
     /**
@@ -215,13 +225,73 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     /**
+     * Creates ACLs and waits until this broker enforces them. {@code createAcls} returns once the
+     * controller committed the bindings; the broker's authorizer applies them a moment later, and a
+     * client that connects in between is still refused. The broker answers {@code describeAcls}
+     * from its own authorizer, so this waits until that answer holds every binding. Needs a broker
+     * with an authorizer ({@link Builder#saslPlainWithAcls}).
+     *
+     * @param acls the bindings; not null
+     * @throws IllegalStateException if the broker is not running, refuses the bindings or does not
+     *     enforce them within the start-up timeout
+     */
+    public void grant(Collection<AclBinding> acls) {
+        List<AclBinding> bindings = List.copyOf(Objects.requireNonNull(acls, "acls must not be null"));
+        changeAcls("grant " + bindings, admin -> admin.createAcls(bindings).all(),
+                described -> described.containsAll(bindings));
+    }
+
+    /**
+     * Deletes the ACLs that match a filter and waits until this broker no longer enforces any of
+     * them (see {@link #grant}: its authorizer's answer to {@code describeAcls} holds none).
+     *
+     * @param filter which bindings; not null
+     * @throws IllegalStateException if the broker is not running, refuses the deletion or still
+     *     enforces a binding after the start-up timeout
+     */
+    public void revoke(AclBindingFilter filter) {
+        Objects.requireNonNull(filter, "filter must not be null");
+        changeAcls("revoke " + filter, admin -> admin.deleteAcls(List.of(filter)).all(), Collection::isEmpty,
+                filter);
+    }
+
+    private void changeAcls(String what, Function<Admin, KafkaFuture<?>> change,
+                            Predicate<Collection<AclBinding>> applied) {
+        changeAcls(what, change, applied, AclBindingFilter.ANY);
+    }
+
+    private void changeAcls(String what, Function<Admin, KafkaFuture<?>> change,
+                            Predicate<Collection<AclBinding>> applied, AclBindingFilter filter) {
+        requireRunning();
+        try (Admin admin = Admin.create(adminConfig())) {
+            change.apply(admin).get(startupTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + startupTimeout.toNanos();
+            while (!applied.test(admin.describeAcls(filter).values().get(5, TimeUnit.SECONDS))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the broker did not apply " + what + " within " + startupTimeout);
+                }
+                Thread.sleep(20);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted during " + what, e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the broker refused " + what + ": " + e.getCause(), e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("no answer to " + what + " within " + startupTimeout, e);
+        }
+    }
+
+    /**
      * Settings for an Admin client or any other Kafka client of this broker.
      *
-     * @return a new mutable map holding {@code bootstrap.servers}
+     * @return a new mutable map holding {@code bootstrap.servers} and the builder's
+     *     {@link Builder#clientProperty client settings}
      */
     public Map<String, Object> adminConfig() {
         Map<String, Object> config = new LinkedHashMap<>();
         config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        config.putAll(clientProperties);
         return config;
     }
 
@@ -401,7 +471,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
         try (ServerSocket socket = new ServerSocket()) {
             socket.setReuseAddress(true);
-            socket.bind(new java.net.InetSocketAddress(InetAddress.getByName(HOST), port), 1);
+            socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), port), 1);
         } catch (IOException e) {
             throw new IllegalStateException(name + " " + port + " on " + HOST + " is in use (" + e.getMessage()
                     + "); stop what listens there or choose another port", e);
@@ -426,6 +496,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     /**
+     * The {@code sasl.jaas.config} of a SASL/PLAIN login, for a client of a broker built with
+     * {@link Builder#saslPlainWithAcls}.
+     *
+     * @param user the user; not null
+     * @param password its password; not null
+     * @return the JAAS line of {@code PlainLoginModule}
+     */
+    public static String plainLogin(String user, String password) {
+        return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                + Objects.requireNonNull(user, "user must not be null") + "\" password=\""
+                + Objects.requireNonNull(password, "password must not be null") + "\";";
+    }
+
+    /**
      * Chooses ports, directory and extra broker settings, then starts the broker. Not thread-safe.
      */
     public static final class Builder {
@@ -435,6 +519,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         private Path workDir;
         private Duration startupTimeout = DEFAULT_STARTUP_TIMEOUT;
         private final Map<String, String> brokerProperties = new LinkedHashMap<>();
+        private final Map<String, String> clientProperties = new LinkedHashMap<>();
 
         private Builder() {
         }
@@ -508,6 +593,72 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
 
         /**
+         * Adds a client setting that {@link #adminConfig()} returns, so the broker's own readiness
+         * check and {@link #createTopic} use it too: the login of a super user when the broker
+         * property {@code listener.security.protocol.map} makes the client listener
+         * {@code SASL_PLAINTEXT}, for example {@code clientProperty("security.protocol", "SASL_PLAINTEXT")}.
+         *
+         * @param name the client setting; not null
+         * @param value its value; not null
+         * @return this builder
+         */
+        public Builder clientProperty(String name, String value) {
+            clientProperties.put(Objects.requireNonNull(name, "name must not be null"),
+                    Objects.requireNonNull(value, "value must not be null"));
+            return this;
+        }
+
+        /**
+         * Makes the client listener check logins (SASL/PLAIN over {@code SASL_PLAINTEXT}) and ACLs
+         * (KRaft's {@code StandardAuthorizer}): each user of {@code passwords} may log in with its
+         * password; {@code superUser}, one of them, bypasses the ACLs and is the login of
+         * {@link EmbeddedKafkaBroker#adminConfig()}, while the others need ACLs for what they do. The
+         * controller listener stays {@code PLAINTEXT}; its {@code ANONYMOUS} principal is a super user
+         * too, so the broker reaches its controller.
+         *
+         * @param superUser the user that bypasses the ACLs; a key of {@code passwords}
+         * @param passwords each user's password; not null, not empty; names and passwords without
+         *     {@code "} or white space
+         * @return this builder
+         * @throws IllegalArgumentException if {@code superUser} is not a key of {@code passwords}, or
+         *     a name or password holds {@code "} or white space
+         */
+        public Builder saslPlainWithAcls(String superUser, Map<String, String> passwords) {
+            Objects.requireNonNull(superUser, "superUser must not be null");
+            Objects.requireNonNull(passwords, "passwords must not be null");
+            if (!passwords.containsKey(superUser)) {
+                throw new IllegalArgumentException("superUser '" + superUser + "' is not one of the users "
+                        + passwords.keySet());
+            }
+            StringBuilder users = new StringBuilder();
+            passwords.forEach((user, password) -> {
+                requirePlain("user name", user);
+                requirePlain("password of " + user, password);
+                users.append(" user_").append(user).append("=\"").append(password).append('"');
+            });
+            String login = plainLogin(superUser, passwords.get(superUser));
+            brokerProperty("listener.security.protocol.map", "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
+            brokerProperty("sasl.enabled.mechanisms", "PLAIN");
+            brokerProperty("sasl.mechanism.inter.broker.protocol", "PLAIN");
+            brokerProperty("listener.name.plaintext.plain.sasl.jaas.config",
+                    login.substring(0, login.length() - 1) + users + ";");
+            brokerProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+            brokerProperty("super.users", "User:" + superUser + ";User:ANONYMOUS");
+            clientProperty("security.protocol", "SASL_PLAINTEXT");
+            clientProperty("sasl.mechanism", "PLAIN");
+            clientProperty("sasl.jaas.config", login);
+            return this;
+        }
+
+        private static void requirePlain(String what, String text) {
+            Objects.requireNonNull(text, what + " must not be null");
+            if (text.isEmpty() || text.chars().anyMatch(c -> c == '"' || Character.isWhitespace(c))) {
+                throw new IllegalArgumentException(what + " must be non-empty, without \" or white space, but is '"
+                        + text + "'");
+            }
+        }
+
+        /**
          * Formats the storage and starts the broker. When a port was left free and is taken by
          * another process before the broker binds it, it retries with new ports (three attempts). A
          * port the caller gave that is already in use is refused before the broker starts, naming it.
@@ -528,7 +679,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 int c = controllerPort == 0 ? freePort() : controllerPort;
                 Properties properties = serverProperties(dir.resolve("logs"), p, c, brokerProperties);
                 EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(dir, workDir == null, p, c, properties,
-                        startupTimeout);
+                        startupTimeout, clientProperties);
                 try {
                     format(properties, dir);
                     broker.startServer();

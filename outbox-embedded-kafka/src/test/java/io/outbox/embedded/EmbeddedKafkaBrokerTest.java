@@ -22,6 +22,18 @@ import org.junit.jupiter.api.Test;
 class EmbeddedKafkaBrokerTest {
 
     @Test
+    void saslPlainWithAclsRefusesASuperUserWithoutPasswordAndAQuoteInAPasswordNamingThem() {
+        assertThatThrownBy(() -> EmbeddedKafkaBroker.builder().saslPlainWithAcls("root", Map.of("admin", "secret")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'root'")
+                .hasMessageContaining("[admin]");
+        assertThatThrownBy(() -> EmbeddedKafkaBroker.builder().saslPlainWithAcls("admin", Map.of("admin", "se\"cret")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("password of admin")
+                .hasMessageContaining("'se\"cret'");
+        assertThat(EmbeddedKafkaBroker.plainLogin("alice", "pw")).isEqualTo("org.apache.kafka.common.security.plain."
+                + "PlainLoginModule required username=\"alice\" password=\"pw\";");
+    }
+
+    @Test
     void producesAndConsumesAcrossARestartOnTheSamePortsAndDeletesItsDirectoryOnClose() throws Exception {
         Path dir;
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start()) {

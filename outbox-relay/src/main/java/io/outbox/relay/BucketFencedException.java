@@ -1,10 +1,12 @@
 package io.outbox.relay;
 
+
 /**
  * A publish of a bucket refused because this relay no longer owns the bucket's broker-side
- * identity (rule K6): in the transactional mode of {@link KafkaOutboxPublisher}, a newer producer
- * of the bucket's {@code transactional.id} ran {@code initTransactions()} (another relay acquired
- * the bucket), so the broker fenced this one ({@code ProducerFencedException},
+ * identity (rule K6): in the transactional mode of
+ * {@link io.outbox.relay.kafka.KafkaOutboxPublisher}, a newer producer of the bucket's
+ * {@code transactional.id} ran {@code initTransactions()} (another relay acquired the bucket), so
+ * the broker fenced this one ({@code ProducerFencedException},
  * {@code InvalidProducerEpochException}), or the relay never reported the bucket acquired.
  *
  * <p>A publisher returns it as the {@link PublishResult#firstError()} of a result that

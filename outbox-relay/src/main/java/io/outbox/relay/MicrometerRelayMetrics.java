@@ -6,56 +6,45 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.outbox.notify.NotificationTransport;
+import io.outbox.relay.internal.LogText;
+import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reports a relay's activity to a Micrometer registry; register it with
+ * Reports a relay's activity to a Micrometer registry (rules O3, O4); register it with
  * {@link OutboxRelay.Builder#listener(RelayListener)}. Needs {@code io.micrometer:micrometer-core}
- * on the class path (an optional dependency of this module).
- *
- * <table class="striped">
- *   <caption>Meters</caption>
- *   <thead><tr><th>name</th><th>type</th><th>unit</th><th>meaning</th></tr></thead>
- *   <tbody>
- *   <tr><td>{@code outbox.relay.published}</td><td>counter</td><td>messages</td>
- *       <td>messages acknowledged by the broker and deleted from the store</td></tr>
- *   <tr><td>{@code outbox.relay.publish.failures}</td><td>counter</td><td>batches</td>
- *       <td>publishes that left messages unacknowledged (each is retried)</td></tr>
- *   <tr><td>{@code outbox.relay.store.errors}</td><td>counter</td><td>errors</td>
- *       <td>failed store calls (each is retried)</td></tr>
- *   <tr><td>{@code outbox.relay.dead.lettered}</td><td>counter</td><td>messages</td>
- *       <td>messages moved to the store's dead letters (R12, C4)</td></tr>
- *   <tr><td>{@code outbox.relay.message.failures}</td><td>counter, tag {@code cause} (exception class)</td>
- *       <td>failures</td><td>message-specific failures (too large, invalid topic or partition, a row
- *       that cannot be decoded); never broker outages</td></tr>
- *   <tr><td>{@code outbox.relay.stalled.buckets}</td><td>gauge</td><td>buckets</td>
- *       <td>owned buckets waiting behind a head with counted message-specific failures</td></tr>
- *   <tr><td>{@code outbox.relay.failing.head.attempts}</td><td>gauge</td><td>attempts</td>
- *       <td>counted attempts of the head that has been failing longest; 0 when none</td></tr>
- *   <tr><td>{@code outbox.relay.owned.buckets}</td><td>gauge</td><td>buckets</td>
- *       <td>buckets this relay holds leases for</td></tr>
- *   <tr><td>{@code outbox.relay.pending.messages}</td><td>gauge</td><td>messages</td>
- *       <td>pending messages in the whole store (capability C2); NaN when unknown</td></tr>
- *   <tr><td>{@code outbox.relay.pending.oldest.age}</td><td>gauge</td><td>seconds</td>
- *       <td>age of the oldest pending message (C2); 0 when none, NaN when unknown</td></tr>
- *   </tbody>
- * </table>
+ * on the class path (an optional dependency of this module). The meters, their units, tags and
+ * Prometheus names are declared in {@link RelayMeter} and listed in
+ * {@code docs/reference/metrics.md}, which is generated from it.
  *
  * <p>The backlog gauges exist only when a {@link PendingMetrics} store is given; it is sampled on
- * a daemon thread every sample interval, never on the publishing path or per scrape. Several
- * relays on one store report the same backlog: aggregate it with max, not sum. Tags such as
- * {@code outbox=orders} are added to every meter; do not tag with relay ids or message ids.
+ * a daemon thread every sample interval, never on the publishing path or per scrape. With the relay
+ * option {@link RelayOptions#backlogSampledByBucketZeroOwner()} only the relay that owns bucket 0
+ * runs the query, so a fleet runs one (O4); the others report {@code outbox.relay.pending.available}
+ * 0 and NaN. Several relays on one store report the same backlog: aggregate it with max, not sum.
+ * Tags such as {@code outbox=orders} are added to every meter; do not tag with relay ids or message
+ * ids.
  *
  * <p>Thread-safe. {@link #close()} stops the sampler and removes the meters.
  */
@@ -65,21 +54,37 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
 
     private final MeterRegistry registry;
     private final List<Meter> meters = new ArrayList<>();
-    private final Counter published;
-    private final Counter publishFailures;
-    private final Counter storeErrors;
-    private final AtomicInteger ownedBuckets = new AtomicInteger();
     private final Tags common;
+    private final Counter published;
+    private final Counter storeErrors;
     private final Counter deadLettered;
+    private final Counter leaseExpirations;
+    private final Counter leaseTakeovers;
+    private final Counter fenced;
+    private final Counter wakeUps;
+    private final Timer publishDuration;
+    private final Timer cycleDuration;
+    private final Timer timeInOutbox;
+    private final AtomicInteger up = new AtomicInteger();
+    private final AtomicInteger bucketCount = new AtomicInteger();
+    private final AtomicInteger ownedBuckets = new AtomicInteger();
+    /** Owned buckets as last reported, for takeovers; guarded by itself. */
+    private final Set<Integer> owned = new HashSet<>();
+    private volatile boolean ownsBucketZero;
     /** Failing heads by bucket: first failure (epoch ms) and attempts. */
-    private final java.util.concurrent.ConcurrentMap<Integer, long[]> failingHeads =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentMap<Integer, long[]> failingHeads = new ConcurrentHashMap<>();
+    /** O4: from the relay's options, at its start. */
+    private volatile boolean bucketZeroOwnerOnly;
     private final ScheduledExecutorService sampler;
+    /** 1 connected, 0 down; the meters exist from the first report on (N6). */
+    private final AtomicInteger notifyConnected = new AtomicInteger();
+    private Counter notifyLosses;
     private volatile double pendingMessages = Double.NaN;
     private volatile double oldestAgeSeconds = Double.NaN;
+    private volatile int pendingAvailable;
 
     /**
-     * Registers the counters and the owned-buckets gauge, without backlog gauges.
+     * Registers every meter but the backlog gauges.
      *
      * @param registry where to register; not null
      * @param tags tags for every meter; not null, may be empty
@@ -89,7 +94,8 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
     }
 
     /**
-     * Registers every meter, with backlog gauges sampled from the store (C2).
+     * Registers every meter, with backlog gauges sampled from the store (C2), by this relay or,
+     * when its options say so, only while it owns bucket 0 (O4).
      *
      * @param registry where to register; not null
      * @param tags tags for every meter; not null, may be empty
@@ -106,29 +112,34 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
                                    Duration sampleInterval) {
         this.registry = Objects.requireNonNull(registry, "registry must not be null");
         this.common = common;
-        deadLettered = add(Counter.builder("outbox.relay.dead.lettered").baseUnit("messages").tags(common)
-                .description("Messages moved to the store's dead letters").register(registry));
-        add(Gauge.builder("outbox.relay.stalled.buckets", failingHeads, java.util.Map::size).baseUnit("buckets")
-                .tags(common).description("Owned buckets waiting behind a failing head message").register(registry));
-        add(Gauge.builder("outbox.relay.failing.head.attempts", this, MicrometerRelayMetrics::oldestHeadAttempts)
-                .baseUnit("attempts").tags(common)
-                .description("Attempts of the head message that has been failing longest").register(registry));
-        published = add(Counter.builder("outbox.relay.published").baseUnit("messages").tags(common)
-                .description("Messages acknowledged by the broker and deleted from the store").register(registry));
-        publishFailures = add(Counter.builder("outbox.relay.publish.failures").baseUnit("batches").tags(common)
-                .description("Publishes that left messages unacknowledged").register(registry));
-        storeErrors = add(Counter.builder("outbox.relay.store.errors").baseUnit("errors").tags(common)
-                .description("Failed store calls").register(registry));
-        add(Gauge.builder("outbox.relay.owned.buckets", ownedBuckets, AtomicInteger::get).baseUnit("buckets")
-                .tags(common).description("Buckets this relay holds leases for").register(registry));
+        gauge(RelayMeter.UP, up, AtomicInteger::get);
+        gauge(RelayMeter.BUCKETS, bucketCount, AtomicInteger::get);
+        gauge(RelayMeter.OWNED_BUCKETS, ownedBuckets, AtomicInteger::get);
+        published = counter(RelayMeter.PUBLISHED, Tags.empty());
+        storeErrors = counter(RelayMeter.STORE_ERRORS, Tags.empty());
+        deadLettered = counter(RelayMeter.DEAD_LETTERED, Tags.empty());
+        gauge(RelayMeter.STALLED_BUCKETS, failingHeads, Map::size);
+        gauge(RelayMeter.FAILING_HEAD_ATTEMPTS, this, MicrometerRelayMetrics::oldestHeadAttempts);
+        leaseExpirations = counter(RelayMeter.LEASE_EXPIRATIONS, Tags.empty());
+        leaseTakeovers = counter(RelayMeter.LEASE_TAKEOVERS, Tags.empty());
+        fenced = counter(RelayMeter.FENCED, Tags.empty());
+        wakeUps = counter(RelayMeter.WAKE_UPS, Tags.empty());
+        for (FailureKind kind : List.of(FailureKind.RETRIABLE, FailureKind.MESSAGE, FailureKind.FATAL)) {
+            counter(RelayMeter.PUBLISH_FAILURES, Tags.of("type", typeOf(kind)));
+        }
+        counter(RelayMeter.PUBLISH_FAILURES, Tags.of("type", "fenced"));
+        counter(RelayMeter.POLLS, Tags.of("found", "true"));
+        counter(RelayMeter.POLLS, Tags.of("found", "false"));
+        publishDuration = timer(RelayMeter.PUBLISH_DURATION);
+        cycleDuration = timer(RelayMeter.CYCLE_DURATION);
+        timeInOutbox = timer(RelayMeter.TIME_IN_OUTBOX);
         if (backlog == null) {
             sampler = null;
             return;
         }
-        add(Gauge.builder("outbox.relay.pending.messages", this, m -> m.pendingMessages).baseUnit("messages")
-                .tags(common).description("Pending messages in the whole store").register(registry));
-        add(Gauge.builder("outbox.relay.pending.oldest.age", this, m -> m.oldestAgeSeconds).baseUnit("seconds")
-                .tags(common).description("Age of the oldest pending message").register(registry));
+        gauge(RelayMeter.PENDING_MESSAGES, this, m -> m.pendingMessages);
+        gauge(RelayMeter.PENDING_OLDEST_AGE, this, m -> m.oldestAgeSeconds);
+        gauge(RelayMeter.PENDING_AVAILABLE, this, m -> m.pendingAvailable);
         sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "outbox-relay-metrics");
             t.setDaemon(true);
@@ -138,23 +149,60 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
                 sampleInterval.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    private <T> void gauge(RelayMeter meter, T state, ToDoubleFunction<T> value) {
+        gauge(meter, state, value, common);
+    }
+
+    private <T> void gauge(RelayMeter meter, T state, ToDoubleFunction<T> value, Tags tags) {
+        add(Gauge.builder(meter.meterName(), state, value).baseUnit(meter.baseUnit()).tags(tags)
+                .description(meter.meaning()).register(registry));
+    }
+
+    private Counter counter(RelayMeter meter, Tags tags) {
+        return add(Counter.builder(meter.meterName()).baseUnit(meter.baseUnit()).tags(common).tags(tags)
+                .description(meter.meaning()).register(registry));
+    }
+
+    private Timer timer(RelayMeter meter) {
+        return add(Timer.builder(meter.meterName()).tags(common).publishPercentileHistogram()
+                .description(meter.meaning()).register(registry));
+    }
+
     private <M extends Meter> M add(M meter) {
-        meters.add(meter);
+        synchronized (meters) {
+            if (!meters.contains(meter)) {
+                meters.add(meter);
+            }
+        }
         return meter;
     }
 
+    private static String typeOf(FailureKind kind) {
+        return kind.name().toLowerCase(Locale.ROOT);
+    }
+
     private void sample(PendingMetrics backlog, Duration timeout) {
+        if (bucketZeroOwnerOnly && !ownsBucketZero) {
+            unavailable();
+            return;
+        }
         try {
             PendingSnapshot snapshot = backlog.pendingMetrics(timeout);
             pendingMessages = snapshot.pendingCount();
             oldestAgeSeconds = snapshot.oldestCreatedAt() == null
                     ? (snapshot.pendingCount() == 0 ? 0 : Double.NaN)
                     : Math.max(0, System.currentTimeMillis() - snapshot.oldestCreatedAt().toEpochMilli()) / 1000.0;
+            pendingAvailable = 1;
         } catch (RuntimeException e) {
-            pendingMessages = Double.NaN;
-            oldestAgeSeconds = Double.NaN;
-            LOG.debug("backlog sample failed: {}", e.toString());
+            unavailable();
+            LOG.debug("backlog sample failed: {}", LogText.oneLine(e.toString()));
         }
+    }
+
+    private void unavailable() {
+        pendingAvailable = 0;
+        pendingMessages = Double.NaN;
+        oldestAgeSeconds = Double.NaN;
     }
 
     private double oldestHeadAttempts() {
@@ -168,8 +216,57 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
     }
 
     @Override
+    public void onStarted(RelayOptions options) {
+        bucketZeroOwnerOnly = options.backlogSampledByBucketZeroOwner();
+        bucketCount.set(options.bucketCount());
+        up.set(1);
+    }
+
+    @Override
+    public void onCycle(Duration took) {
+        cycleDuration.record(took);
+    }
+
+    @Override
+    public void onPoll(boolean foundWork) {
+        counter(RelayMeter.POLLS, Tags.of("found", Boolean.toString(foundWork))).increment();
+    }
+
+    @Override
+    public void onWakeUp() {
+        wakeUps.increment();
+    }
+
+    @Override
+    public void onLeasesExpired(List<Integer> buckets) {
+        leaseExpirations.increment(buckets.size());
+    }
+
+    @Override
+    public void onPublishCompleted(int bucket, int count, Duration took) {
+        publishDuration.record(took);
+    }
+
+    @Override
+    public void onTimesInOutbox(int bucket, List<Duration> times) {
+        times.forEach(timeInOutbox::record);
+    }
+
+    @Override
     public void onOwnedBucketsChanged(List<Integer> buckets) {
+        synchronized (owned) {
+            int gained = 0;
+            for (Integer bucket : buckets) {
+                if (!owned.contains(bucket)) {
+                    gained++;
+                }
+            }
+            owned.clear();
+            owned.addAll(buckets);
+            leaseTakeovers.increment(gained);
+        }
         ownedBuckets.set(buckets.size());
+        ownsBucketZero = !buckets.isEmpty() && buckets.get(0) == 0;
         failingHeads.keySet().retainAll(buckets);
     }
 
@@ -180,35 +277,53 @@ public final class MicrometerRelayMetrics implements RelayListener, AutoCloseabl
     }
 
     @Override
-    public void onMessageFailed(int bucket, java.util.UUID messageId, int attempts, Throwable error) {
-        Counter failures = Counter.builder("outbox.relay.message.failures").baseUnit("failures").tags(common)
-                .tag("cause", error.getClass().getName())
-                .description("Message-specific failures, by exception class").register(registry);
-        synchronized (meters) {
-            if (!meters.contains(failures)) {
-                meters.add(failures);
-            }
-        }
-        failures.increment();
+    public void onMessageFailed(int bucket, UUID messageId, int attempts, Throwable error) {
+        counter(RelayMeter.MESSAGE_FAILURES, Tags.of("cause", error.getClass().getName())).increment();
         long now = System.currentTimeMillis();
         failingHeads.compute(bucket, (b, head) -> attempts == 1 || head == null
                 ? new long[] {now, attempts} : new long[] {head[0], attempts});
     }
 
     @Override
-    public void onDeadLettered(int bucket, java.util.UUID messageId, io.outbox.spi.DeadLetterFailure failure) {
+    public void onDeadLettered(int bucket, UUID messageId, DeadLetterFailure failure) {
         deadLettered.increment();
         failingHeads.remove(bucket);
     }
 
     @Override
     public void onPublishFailed(int bucket, int acknowledged, Throwable error) {
-        publishFailures.increment();
+        boolean isFenced = error instanceof BucketFencedException;
+        if (isFenced) {
+            fenced.increment();
+        }
+        String type = isFenced ? "fenced" : typeOf(FailureKind.classify(error));
+        counter(RelayMeter.PUBLISH_FAILURES, Tags.of("type", type)).increment();
     }
 
     @Override
     public void onStoreError(Throwable error) {
         storeErrors.increment();
+    }
+
+    @Override
+    public void onNotificationStateChanged(NotificationTransport.State state) {
+        synchronized (meters) {
+            if (notifyLosses == null) {
+                Tags tags = common.and("transport", state.transport());
+                gauge(RelayMeter.NOTIFY_CONNECTED, notifyConnected, AtomicInteger::get, tags);
+                notifyLosses = add(Counter.builder(RelayMeter.NOTIFY_LOSSES.meterName())
+                        .baseUnit(RelayMeter.NOTIFY_LOSSES.baseUnit()).tags(tags)
+                        .description(RelayMeter.NOTIFY_LOSSES.meaning()).register(registry));
+            } else if (!state.connected() && notifyConnected.get() == 1) {
+                notifyLosses.increment();
+            }
+            notifyConnected.set(state.connected() ? 1 : 0);
+        }
+    }
+
+    @Override
+    public void onTerminated(Throwable fatalError) {
+        up.set(0);
     }
 
     /** Stops sampling and removes every meter from the registry. Idempotent. */

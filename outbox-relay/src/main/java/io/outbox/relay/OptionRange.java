@@ -3,13 +3,15 @@ package io.outbox.relay;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.time.Duration;
+import java.util.List;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
  * The valid values of one relay option (rule R10), used twice from {@link RelayOptions#configDef()}:
- * its {@link #toString()} is the range a {@code --help} text and the README state, and
- * {@link #check} is the validation {@link RelayOptions.Builder#build()} runs. Immutable.
+ * its {@link #toString()} is the range a {@code --help} text and the reference page
+ * {@code docs/reference/relay-options.md} state, and {@link #check} is the validation
+ * {@link RelayOptions.Builder#build()} runs. Immutable.
  */
 final class OptionRange implements ConfigDef.Validator {
 
@@ -22,7 +24,7 @@ final class OptionRange implements ConfigDef.Validator {
     private final long max;
     private final String unit;
     private final boolean nullable;
-    private final java.util.List<String> choices;
+    private final List<String> choices;
 
     private OptionRange(Kind kind, long min, long max, String unit, boolean nullable) {
         this.kind = kind;
@@ -30,10 +32,10 @@ final class OptionRange implements ConfigDef.Validator {
         this.max = max;
         this.unit = unit;
         this.nullable = nullable;
-        this.choices = java.util.List.of();
+        this.choices = List.of();
     }
 
-    private OptionRange(java.util.List<String> choices) {
+    private OptionRange(List<String> choices) {
         this.kind = Kind.CHOICE;
         this.min = 0;
         this.max = 0;
@@ -49,7 +51,7 @@ final class OptionRange implements ConfigDef.Validator {
 
     /** One of these names (a string option). */
     static OptionRange choice(String... names) {
-        return new OptionRange(java.util.List.of(names));
+        return new OptionRange(List.of(names));
     }
 
     /** A relay id as {@link LeaseRequest#requireRelayId} accepts it; null means "generate one". */
@@ -60,6 +62,11 @@ final class OptionRange implements ConfigDef.Validator {
     /** An int in {@code [min, max]}; {@code unit} (with its leading space) only shows in the text. */
     static OptionRange count(int min, int max, String unit) {
         return new OptionRange(Kind.COUNT, min, max, unit, false);
+    }
+
+    /** A byte count in {@code [min, max]}; null allowed when {@code nullable} (then a default is derived). */
+    static OptionRange bytes(long min, long max, boolean nullable) {
+        return new OptionRange(Kind.COUNT, min, max, " bytes", nullable);
     }
 
     /** A duration in {@code [min, max]} milliseconds, given as a {@link Duration} or a long. */
@@ -135,7 +142,7 @@ final class OptionRange implements ConfigDef.Validator {
         }
     }
 
-    /** The range as the README and {@code --help} state it, for example {@code 1-65536} or {@code 1 ms-1 day}. */
+    /** The range as the reference page and {@code --help} state it: {@code 1-65536}, {@code 1 ms-1 day}. */
     @Override
     public String toString() {
         return switch (kind) {

@@ -7,8 +7,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Sends batches of outbox messages to a broker; the relay's only view of the transport.
- * {@link KafkaOutboxPublisher} is the Kafka implementation; plug in another to publish elsewhere
- * or with other producer semantics.
+ * {@link io.outbox.relay.kafka.KafkaOutboxPublisher} is the Kafka implementation; plug in another
+ * to publish elsewhere or with other producer semantics.
  *
  * <p>Contract (rules R2, K3):
  * <ul>
@@ -62,9 +62,9 @@ public interface OutboxPublisher extends AutoCloseable {
     /**
      * Called by the relay after it acquired leases on these buckets and before it publishes any of
      * them. A publisher that fences by bucket (the transactional mode of
-     * {@link KafkaOutboxPublisher}, rule K5) takes over the buckets' broker-side identity here.
-     * Called from the relay's publishing thread; may block briefly; must not throw (a failure to
-     * prepare a bucket should surface from the bucket's next {@link #publish}).
+     * {@link io.outbox.relay.kafka.KafkaOutboxPublisher}, rule K5) takes over the buckets'
+     * broker-side identity here. Called from the relay's loop thread; may block briefly; must not
+     * throw (a failure to prepare a bucket should surface from the bucket's next {@link #publish}).
      *
      * @param buckets the buckets gained, not empty, not modified
      */
@@ -74,7 +74,7 @@ public interface OutboxPublisher extends AutoCloseable {
     /**
      * Called by the relay after it gave up or lost the leases on these buckets; it publishes none
      * of them again unless it reports them acquired again. A publish of such a bucket may still
-     * be in flight (rule R9); the publisher lets it end. Called from the publishing or the renewal
+     * be in flight (rule R9); the publisher lets it end. Called from the loop or the renewal
      * thread; must not throw.
      *
      * @param buckets the buckets released or lost, not empty, not modified

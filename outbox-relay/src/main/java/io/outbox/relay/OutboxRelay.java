@@ -1,5 +1,8 @@
 package io.outbox.relay;
 
+import io.outbox.notify.NotificationTransport;
+import io.outbox.relay.internal.Listeners;
+import io.outbox.relay.internal.RelayEngine;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
@@ -9,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <h2>What it does</h2>
- * One publishing thread loops: it acquires its fair share of bucket leases, finds the owned
+ * One loop thread ({@code outbox-relay-<relayId>}) acquires its fair share of bucket leases, finds the owned
  * buckets with pending messages, and hands each of them, one batch of at most
  * {@link RelayOptions#batchSize()} at a time (R4), to a pool of
  * {@link RelayOptions#storeConcurrency()} store threads. A store thread reads the bucket's batch,
@@ -45,19 +49,19 @@ import org.slf4j.LoggerFactory;
  * lease request names the busy buckets ({@link io.outbox.spi.LeaseRequest#busyBuckets()}), the
  * store keeps those even above the fair share, and a busy bucket the plan gives up is released
  * when its task ends, so a publish that hangs stalls only its own bucket. Leases, retries and
- * listener calls are kept by the publishing thread alone.
+ * listener calls are kept by the loop thread alone.
  *
  * <h2>Leases (R1, R5, R9)</h2>
  * A lease's age counts from the clock reading taken before the store call that granted or
  * renewed it; at an age of {@link RelayOptions#leaseDuration()} it is gone. The relay checks the
  * lease after fetching a batch, right before publishing it, and again before deleting. When the
- * store implements {@link LeaseRenewal} (C1) a second thread renews the leases every renew
- * interval while a publish is in flight, and a publish starts only with at least one renew
- * interval of lease left; without C1 it starts only if {@link RelayOptions#maxPublishDuration()}
- * plus one renew interval fits in the lease left, and a publish exceeding that budget stops the
- * relay. A bucket whose lease is lost during a publish gets no further publish, and nothing of
- * that batch is deleted; the next owner publishes it again. Acquire and renew calls never
- * overlap.
+ * store has {@link LeaseRenewal} (C1, {@link OutboxStore#leaseRenewal()}) a second thread renews
+ * the leases every renew interval while a publish is in flight, and a publish starts only with at
+ * least one renew interval of lease left; without C1 it starts only if
+ * {@link RelayOptions#maxPublishDuration()} plus one renew interval fits in the lease left, and a
+ * publish exceeding that budget stops the relay. A bucket whose lease is lost during a publish
+ * gets no further publish, and nothing of that batch is deleted; the next owner publishes it
+ * again. Acquire and renew calls never overlap.
  *
  * <h2>Errors (R3, R6, R7)</h2>
  * A failed publish (broker down, record too large) backs off that bucket only; other buckets go
@@ -94,6 +98,8 @@ public final class OutboxRelay implements AutoCloseable {
 
     private final RelayOptions options;
     private final RelayEngine engine;
+    private final Listeners listeners;
+    private volatile NotificationTransport.State notificationState;
     private Thread thread;
     private ScheduledExecutorService renewer;
     private boolean started;
@@ -105,9 +111,10 @@ public final class OutboxRelay implements AutoCloseable {
      * @param store where messages wait; not null; not owned by the relay
      * @param publisher how they are sent; not null; not owned by the relay
      * @param options the settings; not null
-     * @throws OutboxMisconfigurationException if the store does not implement
-     *     {@link LeaseRenewal} and {@link RelayOptions#maxPublishDuration()} is not set (R5), or the
-     *     publisher refuses the bucket count ({@link OutboxPublisher#checkBucketCount}, K5)
+     * @throws OutboxMisconfigurationException if the store has no {@link LeaseRenewal}
+     *     ({@link OutboxStore#leaseRenewal()} is empty) and {@link RelayOptions#maxPublishDuration()}
+     *     is not set (R5), or the publisher refuses the bucket count
+     *     ({@link OutboxPublisher#checkBucketCount}, K5)
      */
     public OutboxRelay(OutboxStore store, OutboxPublisher publisher, RelayOptions options) {
         this(builder(store, publisher).options(options));
@@ -115,13 +122,14 @@ public final class OutboxRelay implements AutoCloseable {
 
     private OutboxRelay(Builder b) {
         this.options = b.options;
-        if (!(b.store instanceof LeaseRenewal) && options.maxPublishDuration() == null) {
+        if (b.store.leaseRenewal().isEmpty() && options.maxPublishDuration() == null) {
             throw new OutboxMisconfigurationException("relay option " + RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG
                     + " is required because the store " + b.store.getClass().getName() + " cannot renew leases "
-                    + "during a publish (it does not implement LeaseRenewal, capability C1)");
+                    + "during a publish (it has no LeaseRenewal, capability C1: its leaseRenewal() is empty)");
         }
         b.publisher.checkBucketCount(options.bucketCount()); // K5: a transactional publisher bounds it
-        this.engine = new RelayEngine(b.store, b.publisher, options, b.clock, new Listeners(b.listeners));
+        this.listeners = new Listeners(b.listeners);
+        this.engine = new RelayEngine(b.store, b.publisher, options, b.clock, listeners);
     }
 
     /**
@@ -165,12 +173,42 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
+     * Drains the relay (rule H3), for rolling deploys and scale-in: it starts no new publish and
+     * takes no lease; once its publishes in flight ended it gives its leases back (capability C3;
+     * without it they expire after {@link RelayOptions#leaseDuration()}) and peers take its
+     * buckets at their next lease round. Nothing is lost and no bucket has two owners: the relay
+     * publishes nothing without a lease (R1). Stays in effect until {@link #resume()}; returns at
+     * once (the loop acts at its next pass). Any thread; idempotent.
+     */
+    public void drain() {
+        engine.drain(true);
+    }
+
+    /**
+     * Ends a drain (rule H3): the relay takes its fair share again at its next lease round. Any
+     * thread; idempotent, a no-op without a drain.
+     */
+    public void resume() {
+        engine.drain(false);
+    }
+
+    /**
+     * Whether the relay was told to drain and not to resume (H3).
+     *
+     * @return true while draining
+     */
+    public boolean isDraining() {
+        return engine.draining();
+    }
+
+    /**
      * Ends an idle wait at once and makes the relay look for pending messages in every bucket it
      * owns (R8). Call it after committing a transaction that enqueued messages. Hints coalesce; a
      * wake-up during an error backoff does not shorten the backoff. A no-op when the relay is not
      * running.
      */
     public void wakeUp() {
+        listeners.onWakeUp();
         engine.wakeUp();
     }
 
@@ -199,7 +237,93 @@ public final class OutboxRelay implements AutoCloseable {
             }
             checked[i++] = bucket;
         }
+        listeners.onWakeUp();
         engine.wakeUp(checked);
+    }
+
+    /**
+     * Records the state of the notification transport that wakes this relay and passes a change on
+     * to the listeners ({@link RelayListener#onNotificationStateChanged}), for health and metrics
+     * (rule N6). {@link io.outbox.notify.OutboxNotifier} calls it when the relay is added and at every change; a
+     * wake-up source of your own may too. It changes nothing in what the relay does: it polls at
+     * {@link RelayOptions#pollInterval()} whatever the state (N4). Runs on the caller's thread (a
+     * transport thread); a state equal to the last one is ignored.
+     *
+     * @param state the transport's state; not null
+     */
+    public void notificationStateChanged(NotificationTransport.State state) {
+        Objects.requireNonNull(state, "state must not be null");
+        synchronized (listeners) {
+            if (state.equals(notificationState)) {
+                return;
+            }
+            notificationState = state;
+            listeners.onNotificationStateChanged(state);
+        }
+    }
+
+    /**
+     * The last state of the notification transport that wakes this relay (rule N6).
+     *
+     * @return the state, or null when no transport reported one (the relay only polls)
+     */
+    public NotificationTransport.State notificationState() {
+        return notificationState;
+    }
+
+    /**
+     * Completes when the relay's first lease round succeeded: its first good contact with the
+     * store (rule R13), after which a refusal of the store no longer stops it. A host that must not
+     * start without a working store (the Spring Boot starter) waits for it or for
+     * {@link #termination()}, whichever comes first; it never completes if the relay stops before.
+     *
+     * @return a new dependent future; completing or cancelling it does not affect the relay
+     */
+    public CompletableFuture<Void> firstLeaseRound() {
+        return engine.firstLeaseRound().copy();
+    }
+
+    /**
+     * Completes when the relay's start is settled (rule R13): its first lease round succeeded and
+     * then it owned no bucket, or its first look at its buckets found nothing pending, or the
+     * broker answered a first publish (a record acknowledged, or a failure the relay retries). A
+     * refusal no retry heals before that (an invalid {@code transaction.timeout.ms}, a SASL login or
+     * an ACL the broker turns down, a database login or grant) stops the relay instead, completing
+     * {@link #termination()} with it and never this future. A host that must not start with a
+     * relay that refuses to run (the Spring Boot starter) waits for whichever comes first, bounded
+     * by its own time limit: a store or broker that does not answer keeps this future pending while
+     * the relay retries it (R3, R7).
+     *
+     * @return a new dependent future; completing or cancelling it does not affect the relay
+     */
+    public CompletableFuture<Void> startSettled() {
+        return engine.startSettled().copy();
+    }
+
+    /**
+     * Whether the last publishes found no broker reachable: a metadata wait timed
+     * out and the cluster did not answer an Admin request either. The publisher logs it at a
+     * bounded rate; the relay retries with backoff (R7). Any thread.
+     *
+     * @return the last such error, whose message names the bootstrap servers and the time since the
+     *     last successful contact; empty once a record is acknowledged, or if none happened
+     */
+    public Optional<BrokerUnreachableException> brokerUnreachable() {
+        return Optional.ofNullable(engine.brokerUnreachable());
+    }
+
+    /**
+     * A refusal no retry heals that the relay met after a good start and that lasts (rule R13):
+     * a login, a grant, an ACL or a version the broker or the store turned down after accepting
+     * it. The relay logs it at ERROR and keeps retrying; a health check reports DOWN while it
+     * lasts. The same refusal before the first good contact with that side stops the relay
+     * instead ({@link #termination()}). Any thread.
+     *
+     * @return the refusal, the store's when both sides refuse; empty when none lasts (a call to
+     *     the side succeeded since)
+     */
+    public Optional<Refusal> refusal() {
+        return Optional.ofNullable(engine.refusal());
     }
 
     /**

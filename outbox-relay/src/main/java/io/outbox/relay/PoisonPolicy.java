@@ -25,8 +25,8 @@ public enum PoisonPolicy {
      * {@value RelayOptions#POISON_MAX_ATTEMPTS_CONFIG}) message-specific failures in a row the
      * message is moved to the store's dead letters (capability C4) and the bucket goes on with the
      * messages behind it: the key's later messages are then delivered before it (if it is ever
-     * replayed, it comes after everything pending at that time). Needs a store that implements
-     * {@link io.outbox.spi.DeadLetters}.
+     * replayed, it comes after everything pending at that time). Needs a store that has
+     * {@link io.outbox.spi.DeadLetters} ({@code OutboxStore.deadLetters()} not empty).
      */
     DEAD_LETTER("dead-letter");
 

@@ -1,11 +1,14 @@
 package io.outbox.relay;
 
+import io.outbox.OutboxBucket;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -23,12 +26,12 @@ import org.apache.kafka.common.config.ConfigException;
  * {@link #configDef()}: its type, default, valid range (the validator's {@code toString()}, for
  * example {@code 1-65536}) and documentation. The builder starts from those defaults and
  * {@link Builder#build()} checks every value against those ranges, so the definition, the
- * validation, a {@code --help} text and the README's option table (checked against it by a test)
- * cannot disagree. Rules between options (the renew interval below the lease duration, and so on)
- * are checked after the ranges.
+ * validation, the standalone relay's {@code --help} text and the reference page
+ * {@code docs/reference/relay-options.md} (both rendered from it) cannot disagree. Rules between
+ * options (the renew interval below the lease duration, and so on) are checked after the ranges.
  *
  * <p>The message-id header is not a relay option: the relay never reads it. It belongs to the
- * publisher ({@link KafkaOutboxPublisher.Builder#messageIdHeader(String)}).
+ * publisher ({@link io.outbox.relay.kafka.KafkaOutboxPublisher.Builder#messageIdHeader(String)}).
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -40,6 +43,8 @@ public final class RelayOptions {
     public static final String BUCKET_COUNT_CONFIG = "bucket.count";
     /** Key of {@link #batchSize()}. */
     public static final String BATCH_SIZE_CONFIG = "batch.size";
+    /** Key of {@link #batchMaxBytes()}, in bytes. */
+    public static final String BATCH_MAX_BYTES_CONFIG = "batch.max.bytes";
     /** Key of {@link #pollInterval()}, in milliseconds. */
     public static final String POLL_INTERVAL_MS_CONFIG = "poll.interval.ms";
     /** Key of {@link #leaseDuration()}, in milliseconds. */
@@ -60,6 +65,8 @@ public final class RelayOptions {
     public static final String POISON_POLICY_CONFIG = "poison.policy";
     /** Key of {@link #prefetch()}. */
     public static final String PREFETCH_CONFIG = "prefetch";
+    /** Key of {@link #backlogSampledByBucketZeroOwner()}. */
+    public static final String METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG = "metrics.backlog.bucket0.owner.only";
     /** Key of {@link #poisonMaxAttempts()}. */
     public static final String POISON_MAX_ATTEMPTS_CONFIG = "poison.max.attempts";
 
@@ -67,6 +74,15 @@ public final class RelayOptions {
     public static final int DEFAULT_BUCKET_COUNT = 8;
     /** Default {@link #batchSize()}: 500 messages. */
     public static final int DEFAULT_BATCH_SIZE = 500;
+    /**
+     * The share of the heap ({@link Runtime#maxMemory()}) that the default
+     * {@link #batchMaxBytes()} gives all batches a relay may hold at once: one quarter.
+     */
+    public static final int DEFAULT_BATCH_HEAP_DIVISOR = 4;
+    /** The smallest default {@link #batchMaxBytes()}: 1 MiB. */
+    public static final long MIN_DEFAULT_BATCH_MAX_BYTES = 1L << 20;
+    /** Largest {@link #batchMaxBytes()}: 1 TiB. */
+    public static final long MAX_BATCH_MAX_BYTES = 1L << 40;
     /** Default {@link #pollInterval()}: 1 s. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
     /** Default {@link #leaseDuration()}: 30 s. */
@@ -83,6 +99,8 @@ public final class RelayOptions {
     public static final int DEFAULT_STORE_CONCURRENCY = 4;
     /** Default {@link #prefetch()}: on. */
     public static final boolean DEFAULT_PREFETCH = true;
+    /** Default {@link #backlogSampledByBucketZeroOwner()}: off, every relay samples. */
+    public static final boolean DEFAULT_METRICS_BACKLOG_BUCKET_ZERO_OWNER = false;
     /** Default {@link #poisonPolicy()}: {@link PoisonPolicy#BLOCK}. */
     public static final PoisonPolicy DEFAULT_POISON_POLICY = PoisonPolicy.BLOCK;
     /** Default {@link #poisonMaxAttempts()}: {@value}. */
@@ -91,7 +109,7 @@ public final class RelayOptions {
     public static final int MAX_POISON_MAX_ATTEMPTS = 1000;
 
     /** Largest {@link #bucketCount()}. */
-    public static final int MAX_BUCKET_COUNT = io.outbox.OutboxBucket.MAX_BUCKET_COUNT;
+    public static final int MAX_BUCKET_COUNT = OutboxBucket.MAX_BUCKET_COUNT;
     /** Largest {@link #batchSize()}. */
     public static final int MAX_BATCH_SIZE = 100_000;
     /** Largest {@link #storeConcurrency()}. */
@@ -111,6 +129,12 @@ public final class RelayOptions {
             .define(BATCH_SIZE_CONFIG, ConfigDef.Type.INT, DEFAULT_BATCH_SIZE,
                     OptionRange.count(1, MAX_BATCH_SIZE, " messages"), ConfigDef.Importance.MEDIUM,
                     "The most messages read and published per bucket per sweep.")
+            .define(BATCH_MAX_BYTES_CONFIG, ConfigDef.Type.LONG, null,
+                    OptionRange.bytes(1, MAX_BATCH_MAX_BYTES, true), ConfigDef.Importance.MEDIUM,
+                    "The most message bytes (key, value and headers as stored) read per batch; a message larger "
+                            + "than this is read and published alone. Default: a quarter of the maximum heap "
+                            + "divided by the batches the relay may hold at once (" + BUCKET_COUNT_CONFIG
+                            + ", twice that with " + PREFETCH_CONFIG + "), at least 1 MiB.")
             .define(POLL_INTERVAL_MS_CONFIG, ConfigDef.Type.LONG, DEFAULT_POLL_INTERVAL.toMillis(),
                     OptionRange.millis(1, MAX_MS, false), ConfigDef.Importance.MEDIUM,
                     "How often, in milliseconds, the relay looks for pending messages without a wake-up.")
@@ -166,11 +190,18 @@ public final class RelayOptions {
                     "Whether a bucket's next batch is read while its batch in flight is being published, so "
                             + "that store time and publish time overlap. Only with a store that can read ahead "
                             + "(capability C5); nothing is deleted before its acknowledgement, and a batch read "
-                            + "ahead of a failed publish is discarded and read again.");
+                            + "ahead of a failed publish is discarded and read again.")
+            .define(METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG, ConfigDef.Type.BOOLEAN,
+                    DEFAULT_METRICS_BACKLOG_BUCKET_ZERO_OWNER, OptionRange.bool(), ConfigDef.Importance.LOW,
+                    "Whether only the relay that owns bucket 0 samples the store's backlog for its metrics (rule "
+                            + "O4), so that a fleet runs one count query instead of one per relay; the others "
+                            + "report outbox.relay.pending.available 0. Needs a store with capability C2.");
 
     private final String relayId;
     private final int bucketCount;
     private final int batchSize;
+    private final Long configuredBatchMaxBytes;
+    private final long batchMaxBytes;
     private final Duration pollInterval;
     private final Duration leaseDuration;
     private final Duration leaseRenewInterval;
@@ -182,6 +213,7 @@ public final class RelayOptions {
     private final PoisonPolicy poisonPolicy;
     private final int poisonMaxAttempts;
     private final boolean prefetch;
+    private final boolean backlogSampledByBucketZeroOwner;
 
     private RelayOptions(Builder b) {
         // R10: every value against its range in the one definition, in definition order.
@@ -189,6 +221,7 @@ public final class RelayOptions {
         values.put(RELAY_ID_CONFIG, b.relayId);
         values.put(BUCKET_COUNT_CONFIG, b.bucketCount);
         values.put(BATCH_SIZE_CONFIG, b.batchSize);
+        values.put(BATCH_MAX_BYTES_CONFIG, b.batchMaxBytes);
         values.put(POLL_INTERVAL_MS_CONFIG, b.pollInterval);
         values.put(LEASE_DURATION_MS_CONFIG, b.leaseDuration);
         values.put(LEASE_RENEW_INTERVAL_MS_CONFIG, b.leaseRenewInterval);
@@ -200,6 +233,7 @@ public final class RelayOptions {
         values.put(POISON_POLICY_CONFIG, b.poisonPolicy == null ? null : b.poisonPolicy.configName());
         values.put(POISON_MAX_ATTEMPTS_CONFIG, b.poisonMaxAttempts);
         values.put(PREFETCH_CONFIG, b.prefetch);
+        values.put(METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG, b.backlogSampledByBucketZeroOwner);
         CONFIG_DEF.configKeys().forEach((key, definition) ->
                 ((OptionRange) definition.validator).check(key, values.get(key)));
         this.relayId = b.relayId == null ? defaultRelayId() : b.relayId;
@@ -216,6 +250,10 @@ public final class RelayOptions {
         this.poisonPolicy = b.poisonPolicy;
         this.poisonMaxAttempts = b.poisonMaxAttempts;
         this.prefetch = b.prefetch;
+        this.configuredBatchMaxBytes = b.batchMaxBytes;
+        this.batchMaxBytes = b.batchMaxBytes != null ? b.batchMaxBytes
+                : defaultBatchMaxBytes(Runtime.getRuntime().maxMemory(), bucketCount, prefetch);
+        this.backlogSampledByBucketZeroOwner = b.backlogSampledByBucketZeroOwner;
         if (leaseRenewInterval.toMillis() >= leaseDuration.toMillis()) {
             throw crossField(LEASE_RENEW_INTERVAL_MS_CONFIG + " (" + leaseRenewInterval.toMillis()
                     + ") must be less than " + LEASE_DURATION_MS_CONFIG + " (" + leaseDuration.toMillis() + ")");
@@ -284,6 +322,7 @@ public final class RelayOptions {
                 .relayId((String) parsed.get(RELAY_ID_CONFIG))
                 .bucketCount((Integer) parsed.get(BUCKET_COUNT_CONFIG))
                 .batchSize((Integer) parsed.get(BATCH_SIZE_CONFIG))
+                .batchMaxBytes((Long) parsed.get(BATCH_MAX_BYTES_CONFIG))
                 .pollInterval(millis(parsed, POLL_INTERVAL_MS_CONFIG))
                 .leaseDuration(millis(parsed, LEASE_DURATION_MS_CONFIG))
                 .leaseRenewInterval(millis(parsed, LEASE_RENEW_INTERVAL_MS_CONFIG))
@@ -295,6 +334,7 @@ public final class RelayOptions {
                 .poisonPolicy(poisonPolicy((String) parsed.get(POISON_POLICY_CONFIG)))
                 .poisonMaxAttempts((Integer) parsed.get(POISON_MAX_ATTEMPTS_CONFIG))
                 .prefetch((Boolean) parsed.get(PREFETCH_CONFIG))
+                .backlogSampledByBucketZeroOwner((Boolean) parsed.get(METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG))
                 .build();
     }
 
@@ -308,9 +348,9 @@ public final class RelayOptions {
     private static String typeName(ConfigDef.ConfigKey definition) {
         return switch (definition.type) {
             case INT -> "an int";
-            case LONG -> "a long (milliseconds)";
+            case LONG -> definition.name.endsWith(".bytes") ? "a long (bytes)" : "a long (milliseconds)";
             case BOOLEAN -> "true or false";
-            default -> "a " + definition.type.toString().toLowerCase(java.util.Locale.ROOT);
+            default -> "a " + definition.type.toString().toLowerCase(Locale.ROOT);
         };
     }
 
@@ -345,7 +385,7 @@ public final class RelayOptions {
         if (host == null || host.isBlank()) {
             try {
                 host = InetAddress.getLocalHost().getHostName();
-            } catch (java.io.IOException | SecurityException e) {
+            } catch (IOException | SecurityException e) {
                 host = "host";
             }
         }
@@ -383,6 +423,46 @@ public final class RelayOptions {
      */
     public int batchSize() {
         return batchSize;
+    }
+
+    /**
+     * The most message bytes read per batch (S1): the relay passes it to
+     * {@link io.outbox.spi.OutboxStore#nextBatch(int, int, long)}, which counts a message's key,
+     * value and encoded headers ({@link io.outbox.spi.support.BatchBytes}) and returns a message
+     * larger than this alone. Set, or else derived from the heap by
+     * {@link #defaultBatchMaxBytes(long, int, boolean)} with {@link Runtime#maxMemory()}.
+     *
+     * @return the budget in bytes, in {@code [1, 2^40]}
+     */
+    public long batchMaxBytes() {
+        return batchMaxBytes;
+    }
+
+    /**
+     * The default {@link #batchMaxBytes()}: a quarter ({@link #DEFAULT_BATCH_HEAP_DIVISOR}) of the
+     * maximum heap shared by the batches a relay may hold at once, one per owned bucket (at most
+     * {@code bucketCount}) and twice that with {@code prefetch} (a batch in flight plus the one
+     * read ahead), and at least {@link #MIN_DEFAULT_BATCH_MAX_BYTES}. For example 256 MiB of heap,
+     * 8 buckets, prefetch on: 256 MiB / 4 / 16 = 4 MiB. Above about 64 buckets per relay the floor
+     * may exceed that share; set {@value #BATCH_MAX_BYTES_CONFIG} then.
+     *
+     * @param maxHeapBytes the maximum heap, as {@link Runtime#maxMemory()} reports it ({@link Long#MAX_VALUE}
+     *     when unlimited); {@code >= 0}
+     * @param bucketCount the relay's bucket count, {@code >= 1}
+     * @param prefetch whether batches are read ahead
+     * @return the budget in bytes, in {@code [1 MiB, 1 TiB]}
+     * @throws IllegalArgumentException if {@code maxHeapBytes < 0} or {@code bucketCount < 1}
+     */
+    public static long defaultBatchMaxBytes(long maxHeapBytes, int bucketCount, boolean prefetch) {
+        if (maxHeapBytes < 0) {
+            throw new IllegalArgumentException("maxHeapBytes must be >= 0 but was " + maxHeapBytes);
+        }
+        if (bucketCount < 1) {
+            throw new IllegalArgumentException("bucketCount must be >= 1 but was " + bucketCount);
+        }
+        long batches = (long) bucketCount * (prefetch ? 2 : 1);
+        long share = maxHeapBytes / DEFAULT_BATCH_HEAP_DIVISOR / batches;
+        return Math.min(MAX_BATCH_MAX_BYTES, Math.max(MIN_DEFAULT_BATCH_MAX_BYTES, share));
     }
 
     /**
@@ -432,7 +512,7 @@ public final class RelayOptions {
 
     /**
      * The longest one publish call may take, whole batch included; required, and only used, when
-     * the store does not implement {@link io.outbox.spi.LeaseRenewal} (R5).
+     * the store has no {@link io.outbox.spi.LeaseRenewal} (R5; its {@code leaseRenewal()} is empty).
      *
      * @return the budget, or null when not set
      */
@@ -485,7 +565,7 @@ public final class RelayOptions {
      * Whether the relay reads a bucket's next batch while the batch before it is being published
      * (the pipelined drain). Only a store with capability C5 ({@link io.outbox.spi.ReadAhead}) reads
      * ahead; with any other store, or when off, a bucket is read, published and deleted one batch
-     * at a time. Rules R1-R12 hold either way: a batch read ahead is published only after the
+     * at a time. Rules R1-R14 hold either way: a batch read ahead is published only after the
      * batch before it was acknowledged whole and deleted, and only while the lease has been held
      * without a break since it was read; after a failed publish it is discarded and read again.
      *
@@ -496,8 +576,21 @@ public final class RelayOptions {
     }
 
     /**
+     * Whether only the relay that owns bucket 0 samples the store's backlog for
+     * {@link MicrometerRelayMetrics} (rule O4): a fleet then runs one count query, and the other
+     * relays report the backlog unavailable ({@code outbox.relay.pending.available} 0, NaN values).
+     *
+     * @return whether only the bucket-0 owner samples; default
+     *     {@value #DEFAULT_METRICS_BACKLOG_BUCKET_ZERO_OWNER}
+     */
+    public boolean backlogSampledByBucketZeroOwner() {
+        return backlogSampledByBucketZeroOwner;
+    }
+
+    /**
      * These options as string settings that {@link #fromProperties(Map)} reads back to equal
-     * options; {@value #MAX_PUBLISH_DURATION_MS_CONFIG} is left out when not set.
+     * options; {@value #BATCH_MAX_BYTES_CONFIG} and {@value #MAX_PUBLISH_DURATION_MS_CONFIG} are left
+     * out when not set (the budget is then derived from the heap of the process that reads them).
      *
      * @return the settings by key, in definition order; a new mutable map
      */
@@ -506,6 +599,9 @@ public final class RelayOptions {
         p.put(RELAY_ID_CONFIG, relayId);
         p.put(BUCKET_COUNT_CONFIG, Integer.toString(bucketCount));
         p.put(BATCH_SIZE_CONFIG, Integer.toString(batchSize));
+        if (configuredBatchMaxBytes != null) {
+            p.put(BATCH_MAX_BYTES_CONFIG, Long.toString(configuredBatchMaxBytes));
+        }
         p.put(POLL_INTERVAL_MS_CONFIG, Long.toString(pollInterval.toMillis()));
         p.put(LEASE_DURATION_MS_CONFIG, Long.toString(leaseDuration.toMillis()));
         p.put(LEASE_RENEW_INTERVAL_MS_CONFIG, Long.toString(leaseRenewInterval.toMillis()));
@@ -519,6 +615,7 @@ public final class RelayOptions {
         p.put(POISON_POLICY_CONFIG, poisonPolicy.configName());
         p.put(POISON_MAX_ATTEMPTS_CONFIG, Integer.toString(poisonMaxAttempts));
         p.put(PREFETCH_CONFIG, Boolean.toString(prefetch));
+        p.put(METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG, Boolean.toString(backlogSampledByBucketZeroOwner));
         return p;
     }
 
@@ -528,11 +625,12 @@ public final class RelayOptions {
      * @return a new builder holding every value of this instance, relay id included
      */
     public Builder toBuilder() {
-        return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize).pollInterval(pollInterval)
+        return builder().relayId(relayId).bucketCount(bucketCount).batchSize(batchSize)
+                .batchMaxBytes(configuredBatchMaxBytes).pollInterval(pollInterval)
                 .leaseDuration(leaseDuration).leaseRenewInterval(leaseRenewInterval).errorBackoff(errorBackoff)
                 .maxErrorBackoff(maxErrorBackoff).maxPublishDuration(maxPublishDuration).closeTimeout(closeTimeout)
                 .storeConcurrency(storeConcurrency).poisonPolicy(poisonPolicy).poisonMaxAttempts(poisonMaxAttempts)
-                .prefetch(prefetch);
+                .prefetch(prefetch).backlogSampledByBucketZeroOwner(backlogSampledByBucketZeroOwner);
     }
 
     @Override
@@ -576,6 +674,7 @@ public final class RelayOptions {
         private String relayId;
         private int bucketCount = (Integer) defaultOf(BUCKET_COUNT_CONFIG);
         private int batchSize = (Integer) defaultOf(BATCH_SIZE_CONFIG);
+        private Long batchMaxBytes = (Long) defaultOf(BATCH_MAX_BYTES_CONFIG);
         private Duration pollInterval = defaultMillis(POLL_INTERVAL_MS_CONFIG);
         private Duration leaseDuration = defaultMillis(LEASE_DURATION_MS_CONFIG);
         private Duration leaseRenewInterval = defaultMillis(LEASE_RENEW_INTERVAL_MS_CONFIG);
@@ -587,6 +686,8 @@ public final class RelayOptions {
         private PoisonPolicy poisonPolicy = PoisonPolicy.forName((String) defaultOf(POISON_POLICY_CONFIG));
         private int poisonMaxAttempts = (Integer) defaultOf(POISON_MAX_ATTEMPTS_CONFIG);
         private boolean prefetch = (Boolean) defaultOf(PREFETCH_CONFIG);
+        private boolean backlogSampledByBucketZeroOwner =
+                (Boolean) defaultOf(METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG);
 
         private Builder() {
         }
@@ -622,6 +723,18 @@ public final class RelayOptions {
          */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets {@value #BATCH_MAX_BYTES_CONFIG}.
+         *
+         * @param batchMaxBytes message bytes per batch, in {@code [1, 2^40]}; null (the default) to
+         *     derive it from the heap ({@link #defaultBatchMaxBytes(long, int, boolean)})
+         * @return this builder
+         */
+        public Builder batchMaxBytes(Long batchMaxBytes) {
+            this.batchMaxBytes = batchMaxBytes;
             return this;
         }
 
@@ -747,6 +860,18 @@ public final class RelayOptions {
          */
         public Builder prefetch(boolean prefetch) {
             this.prefetch = prefetch;
+            return this;
+        }
+
+        /**
+         * Sets {@value #METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG} (rule O4).
+         *
+         * @param bucketZeroOwnerOnly whether only the owner of bucket 0 samples the store's backlog;
+         *     default {@value #DEFAULT_METRICS_BACKLOG_BUCKET_ZERO_OWNER}
+         * @return this builder
+         */
+        public Builder backlogSampledByBucketZeroOwner(boolean bucketZeroOwnerOnly) {
+            this.backlogSampledByBucketZeroOwner = bucketZeroOwnerOnly;
             return this;
         }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;

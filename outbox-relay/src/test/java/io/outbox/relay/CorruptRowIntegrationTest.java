@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.CorruptMessageException;
 import io.outbox.spi.DeadLetter;
 import io.outbox.store.jdbc.JdbcOutboxStore;
@@ -138,7 +139,7 @@ class CorruptRowIntegrationTest {
                     () -> blocked.store().nextBatch(blocked.badBucket(), 1));
             assertThat(head).isInstanceOf(CorruptMessageException.class);
             assertThat(((CorruptMessageException) head).messageId()).isEqualTo(blocked.bad());
-            assertThat(blocked.store().deadLetters(null, 10)).isEmpty();
+            assertThat(blocked.store().deadLetters().orElseThrow().deadLetters(null, 10)).isEmpty();
         } finally {
             drop(clean);
             drop(blocked);
@@ -151,7 +152,7 @@ class CorruptRowIntegrationTest {
         try {
             System.out.printf("R12 corrupt row: the other %d buckets drained at %.0f msg/s with it (dead-letter)%n",
                     BUCKETS - 1, run.otherBucketsPerSecond());
-            DeadLetter dead = run.store().deadLetter(run.bad()).orElseThrow();
+            DeadLetter dead = run.store().deadLetters().orElseThrow().deadLetter(run.bad()).orElseThrow();
             assertThat(dead.failure().causeClass()).isEqualTo(CorruptMessageException.class.getName());
             assertThat(dead.failure().attempts()).isEqualTo(2);
             assertThat(dead.headers()).containsExactly(0x7f);

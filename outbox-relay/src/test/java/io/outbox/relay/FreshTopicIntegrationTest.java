@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,5 +1,6 @@
 package io.outbox.relay;
 
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Callback;
@@ -44,7 +46,7 @@ final class GatedProducer implements Producer<byte[], byte[]> {
         /** Ids of the records sent or held after {@link #holdAfter} was called. */
         final Set<UUID> sentOrHeldWhileArmed = ConcurrentHashMap.newKeySet();
 
-        TransactionalPublishing.ProducerFactory factory() {
+        Function<Map<String, Object>, Producer<byte[], byte[]>> factory() {
             return config -> new GatedProducer(new KafkaProducer<>(config), this);
         }
 

@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.OutboxBucket;
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -179,26 +182,17 @@ class KafkaRelayIntegrationTest {
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-            List<OutboxMessage> batch = super.nextBatch(bucket, maxCount);
-            return repaired ? batch.stream().map(m -> m.messageId().equals(id) ? new Repaired(m, repairedValue) : m)
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
+            List<Pending> batch = super.nextBatch(bucket, maxCount, maxBytes);
+            return repaired ? batch.stream().map(p -> p.message().messageId().equals(id) ? withNewValue(p) : p)
                     .toList() : batch;
         }
 
-        @Override
-        public void markPublished(int bucket, List<OutboxMessage> published) {
-            super.markPublished(bucket, published.stream().map(m -> m instanceof Repaired r ? r.original : m).toList());
-        }
-    }
-
-    /** A row with a new value that remembers the stored instance it replaces. */
-    static final class Repaired extends OutboxMessage {
-        final OutboxMessage original;
-
-        Repaired(OutboxMessage original, byte[] value) {
-            super(original.messageId(), original.bucket(), original.topic(), original.key(), value,
-                    original.headers(), original.partition(), original.createdAt());
-            this.original = original;
+        /** The same row, with its handle, holding the new value. */
+        private Pending withNewValue(Pending row) {
+            OutboxMessage m = row.message();
+            return new Pending(StoredMessages.rebuild(m.messageId(), m.bucket(), m.topic(), m.key(),
+                    repairedValue.clone(), m.headers(), m.partition(), m.createdAt()), row.handle());
         }
     }
 

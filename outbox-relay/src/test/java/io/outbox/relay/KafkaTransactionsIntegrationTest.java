@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
+import io.outbox.relay.kafka.TestPublishers;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.Pending;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -56,8 +60,8 @@ class KafkaTransactionsIntegrationTest {
     }
 
     private static KafkaOutboxPublisher publisher(String prefix, GatedProducer.Gate gate, Object... extra) {
-        return new KafkaOutboxPublisher(producerConfig(extra), KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
-                KafkaTransactions.builder(prefix).build(), gate == null ? KafkaProducer::new : gate.factory());
+        return TestPublishers.transactional(producerConfig(extra), KafkaTransactions.builder(prefix).build(),
+                gate == null ? KafkaProducer::new : gate.factory());
     }
 
     private static RelayOptions.Builder options(String relayId, int buckets) {
@@ -182,8 +186,8 @@ class KafkaTransactionsIntegrationTest {
             relay.start();
             await().atMost(WAIT).until(() -> store.pendingMetrics(Duration.ofSeconds(1)).pendingCount() == 0);
         }
-        assertThat(store.deadLetters(null, 10)).extracting(io.outbox.spi.DeadLetter::messageId)
-                .containsExactly(row2.messageId());
+        assertThat(store.deadLetters().orElseThrow().deadLetters(null, 10))
+                .extracting(io.outbox.spi.DeadLetter::messageId).containsExactly(row2.messageId());
         List<Integer> committed = rows(TopicReader.readAll(KAFKA.broker().bootstrapServers(), topic, READ_COMMITTED),
                 row);
         assertThat(committed).as("row 1 and row 3 once each, row 2 never").containsExactly(1, 3);
@@ -200,7 +204,9 @@ class KafkaTransactionsIntegrationTest {
         KAFKA.broker().createTopic(topic, buckets);
         InMemoryOutboxStore shared = InMemoryOutboxStore.builder().build();
         Enqueued enqueued = new Enqueued(topic, buckets);
-        enqueued.write(shared, 2_000);
+        // A backlog A cannot drain between the wait below seeing 300 deleted and the gate being armed,
+        // however slowly the waiting thread is scheduled.
+        enqueued.write(shared, 10_000);
         StallableStore storeA = new StallableStore(shared);
         TestStore.Renewing storeB = new TestStore.Renewing(shared);
         GatedProducer.Gate gateA = new GatedProducer.Gate();
@@ -262,7 +268,7 @@ class KafkaTransactionsIntegrationTest {
         try {
             crashed.initTransactions();
             crashed.beginTransaction();
-            for (OutboxMessage m : store.delegate.nextBatch(0, 20)) {
+            for (OutboxMessage m : Pending.messages(store.delegate.nextBatch(0, 20))) {
                 crashed.send(new ProducerRecord<>(m.topic(), null, m.key(), m.value(), List.of(
                         new org.apache.kafka.common.header.internals.RecordHeader(KafkaOutboxPublisher.DEFAULT_MESSAGE_ID_HEADER,
                                 m.messageId().toString().getBytes(StandardCharsets.UTF_8)))));

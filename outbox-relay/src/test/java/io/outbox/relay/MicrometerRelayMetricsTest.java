@@ -39,7 +39,8 @@ class MicrometerRelayMetricsTest {
 
             await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("outbox.relay.published")
                     .tag("outbox", "orders").counter().count() == 5);
-            assertThat(registry.get("outbox.relay.publish.failures").counter().count()).isEqualTo(1);
+            assertThat(registry.get("outbox.relay.publish.failures").tag("type", "retriable").counter().count())
+                    .isEqualTo(1);
             assertThat(registry.get("outbox.relay.owned.buckets").gauge().value()).isEqualTo(4);
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> registry.get("outbox.relay.pending.messages").gauge().value() == 0);
@@ -83,7 +84,7 @@ class MicrometerRelayMetricsTest {
             assertThat(registry.get("outbox.relay.failing.head.attempts").gauge().value()).isZero();
             await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("outbox.relay.published")
                     .counter().count() == 2);
-            assertThat(store.deadLetter(poison)).isPresent();
+            assertThat(store.deadLetters().orElseThrow().deadLetter(poison)).isPresent();
         }
     }
 }

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.notify.OutboxNotifier;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Clock;
 import java.time.Duration;

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The relay's rules R1-R9 against the in-memory reference store, a scripted publisher and a test
+ * The relay's rules R1-R9 and R11 against the in-memory reference store, a scripted publisher and a test
  * clock that moves only when a test moves it (so leases never age by themselves).
  */
 class OutboxRelayTest {
@@ -161,6 +162,94 @@ class OutboxRelayTest {
         List<Integer> buckets = publisher.calls().stream().map(ScriptedPublisher.Call::bucket).toList();
         assertThat(buckets).containsExactly(busy, quiet, busy, busy, busy, busy);
         assertThat(publisher.calls().get(1).ids()).isEqualTo(single);
+    }
+
+    /** Messages of the bucket whose values have these lengths, enqueued in this order. */
+    private List<OutboxMessage> enqueueSized(int bucket, int... valueLengths) {
+        List<OutboxMessage> batch = new ArrayList<>();
+        for (int length : valueLengths) {
+            batch.add(message(TOPIC, keyFor(bucket, BUCKETS), "v".repeat(length), BUCKETS, clock));
+        }
+        memory.enqueue(batch);
+        return batch;
+    }
+
+    @Test
+    void s1_r4_everyReadCarriesTheByteBudgetAndBatchesCutByBytesDrainWithoutWaitingForThePoll() {
+        List<OutboxMessage> sized = enqueueSized(1, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000);
+        long two = BatchBytes.of(sized.get(0)) + BatchBytes.of(sized.get(1));
+
+        // A poll interval of an hour: batches of two cut by bytes are not the bucket's last.
+        start(options().batchSize(500).batchMaxBytes(two + 500).pollInterval(Duration.ofHours(1)).build());
+
+        await().atMost(WAIT).until(() -> store.pending() == 0);
+        List<UUID> ids = ids(sized);
+        assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids).containsExactly(ids.subList(0, 2),
+                ids.subList(2, 4), ids.subList(4, 6), ids.subList(6, 7));
+        assertThat(store.budgets).as("every read asks for the relay's budget").containsOnly(two + 500);
+    }
+
+    @Test
+    void s1_aMessageOverTheByteBudgetIsPublishedAloneAndItsBucketGoesOn() {
+        List<UUID> ids = ids(enqueueSized(2, 50_000, 10, 10));
+
+        start(options().batchMaxBytes(1_000L).pollInterval(Duration.ofHours(1)).build());
+
+        await().atMost(WAIT).until(() -> store.pending() == 0);
+        assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids)
+                .containsExactly(ids.subList(0, 1), ids.subList(1, 3));
+    }
+
+    @Test
+    void r6_anOutOfMemoryErrorWrappedByTheStoresDriverStopsTheRelayOnceInsteadOfDroppingItsLeasesEachRound()
+            throws Exception {
+        enqueue(1, 3);
+        // Shaped like the PostgreSQL driver's report of an OutOfMemoryError while it reads rows.
+        RuntimeException wrapped = new RuntimeException("reading a batch of bucket 1 failed",
+                new java.sql.SQLException("Ran out of memory retrieving query results.", "53200",
+                        new OutOfMemoryError("Java heap space")));
+        store.afterNextBatch = () -> {
+            throw wrapped;
+        };
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes
+        OutboxRelay relay;
+        try {
+            relay = start(options().build());
+            assertThatThrownBy(() -> relay.termination().get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).cause().isSameAs(wrapped);
+        } finally {
+            System.setErr(originalErr);
+        }
+        String text = log.toString(StandardCharsets.UTF_8);
+        originalErr.print(text);
+        assertThat(relay.isRunning()).isFalse();
+        assertThat(events.storeErrors).as("never a store error").hasValue(0);
+        assertThat(store.acquireCalls).as("no lease round after it").hasValue(1);
+        assertThat(publisher.calls()).isEmpty();
+        assertThat(store.pending()).isEqualTo(3);
+        assertThat(events.terminations).containsExactly(wrapped);
+        assertThat(text.lines().filter(line -> line.contains(" ERROR "))).singleElement().asString()
+                .contains("relay stopped: out of memory", "batch.max.bytes=", "batch.size=10",
+                        "raise the heap (-Xmx)");
+        assertThat(text).doesNotContain("store call failed");
+    }
+
+    @Test
+    void r6_anOutOfMemoryErrorFromThePublisherStopsTheRelayAndCountsAgainstNoMessage() {
+        List<UUID> ids = ids(enqueue(1, 2));
+        OutOfMemoryError oom = new OutOfMemoryError("Java heap space");
+        publisher.answer(batch -> PublishResult.failure(0, oom));
+
+        OutboxRelay relay = start(options().build());
+
+        assertThatThrownBy(() -> relay.termination().get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class).cause().isSameAs(oom);
+        assertThat(publisher.calls()).extracting(ScriptedPublisher.Call::ids).containsExactly(ids);
+        assertThat(store.deleted).isEmpty();
+        assertThat(events.failures).as("not a failed publish to retry").isEmpty();
+        assertThat(events.storeErrors).hasValue(0);
     }
 
     @Test

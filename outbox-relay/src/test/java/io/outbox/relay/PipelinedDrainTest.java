@@ -7,7 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.Pending;
 import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -36,42 +38,45 @@ class PipelinedDrainTest {
     private static final String TOPIC = "orders";
 
     /** The test store with read ahead (C5), read latency and a log of its reads. */
-    static final class ReadingAheadStore extends TestStore.Renewing implements ReadAhead {
+    static final class ReadingAheadStore extends TestStore.Renewing implements ReadAhead.Self {
         final List<String> events;
         final AtomicInteger readAheadCalls = new AtomicInteger();
         volatile long readLatencyMillis;
         /** Runs after each markPublished. */
         volatile Runnable afterDelete = () -> { };
-        /** Runs instead of the plain read ahead: gets the arguments, returns the batch. */
-        volatile BiFunction<List<OutboxMessage>, Integer, List<OutboxMessage>> readAheadAnswer;
+        /** The byte budget of the latest read ahead. */
+        volatile long readAheadMaxBytes;
+        /** Runs instead of the plain read ahead: gets the batch in flight and the count, returns the batch. */
+        volatile BiFunction<List<Pending>, Integer, List<Pending>> readAheadAnswer;
 
         ReadingAheadStore(InMemoryOutboxStore delegate, List<String> events) {
             super(delegate);
             this.events = events;
-            this.readAheadAnswer = (inFlight, max) -> delegate.nextBatchExcluding(0, inFlight, max);
+            this.readAheadAnswer = (inFlight, max) -> delegate.nextBatchExcluding(0, inFlight, max, readAheadMaxBytes);
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
             events.add("read start");
             sleep(readLatencyMillis);
-            List<OutboxMessage> batch = super.nextBatch(bucket, maxCount);
+            List<Pending> batch = super.nextBatch(bucket, maxCount, maxBytes);
             events.add("read end");
             return batch;
         }
 
         @Override
-        public void markPublished(int bucket, List<OutboxMessage> published) {
+        public void markPublished(int bucket, List<Pending> published) {
             super.markPublished(bucket, published);
             afterDelete.run();
         }
 
         @Override
-        public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+        public List<Pending> nextBatchExcluding(int bucket, List<Pending> inFlight, int maxCount, long maxBytes) {
             readAheadCalls.incrementAndGet();
+            readAheadMaxBytes = maxBytes;
             events.add("read-ahead start");
             sleep(readLatencyMillis);
-            List<OutboxMessage> batch = readAheadAnswer.apply(inFlight, maxCount);
+            List<Pending> batch = readAheadAnswer.apply(inFlight, maxCount);
             events.add("read-ahead end");
             return batch;
         }
@@ -143,6 +148,36 @@ class PipelinedDrainTest {
                 .doesNotContain("read-ahead start");
         assertThat(indexes(sequential, "read start")).as("prefetch off: one head read per batch, and a last one")
                 .hasSizeGreaterThanOrEqualTo(3);
+    }
+
+    /**
+     * S1 with prefetch: a batch cut by the byte budget, not by the count, is full too, so the next
+     * batch is read ahead during its publish, with the same budget.
+     */
+    @Test
+    void s1_batchesCutByTheByteBudgetAreReadAheadWithTheSameBudget() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ReadingAheadStore store = new ReadingAheadStore(InMemoryOutboxStore.builder().build(), events);
+        List<OutboxMessage> all = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            all.add(TestMessages.message(TOPIC, keyFor(0, 1), "x".repeat(200), 1, Clock.systemUTC()));
+        }
+        store.delegate.enqueue(all);
+        long four = 4 * BatchBytes.of(all.get(0));
+        SlowPublisher publisher = new SlowPublisher(events, 100);
+        try (OutboxRelay relay = OutboxRelay.builder(store, publisher)
+                .options(options().batchMaxBytes(four).pollInterval(Duration.ofHours(1)).build()).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(20)).until(() -> store.pending() == 0);
+        } finally {
+            publisher.timer.shutdownNow();
+        }
+        assertThat(publisher.published).containsExactly(ids(all.subList(0, 4)), ids(all.subList(4, 8)),
+                ids(all.subList(8, 12)));
+        assertThat(store.readAheadCalls).as("the batches after the first were read ahead")
+                .hasValueGreaterThanOrEqualTo(2);
+        assertThat(store.readAheadMaxBytes).isEqualTo(four);
+        assertThat(store.budgets).containsOnly(four);
     }
 
     /** Drains 25 messages in batches of 10, 10, 5 with 50 ms reads and 150 ms acknowledgements. */
@@ -296,7 +331,7 @@ class PipelinedDrainTest {
         LeaseRequest peer = new LeaseRequest("peer", 1, options.leaseDuration(), List.of(), List.of());
         List<UUID> takenOver = new CopyOnWriteArrayList<>();
         f.store().readAheadAnswer = (inFlight, max) -> {
-            List<OutboxMessage> ahead = f.memory().nextBatchExcluding(0, inFlight, max);
+            List<Pending> ahead = f.memory().nextBatchExcluding(0, inFlight, max);
             if (!takenOver.isEmpty()) {
                 return ahead; // the takeover happens once
             }
@@ -306,9 +341,9 @@ class PipelinedDrainTest {
             f.memory().acquireBucketLeases(peer);
             f.clock().advance(options.leaseDuration().plusMillis(1));
             assertThat(f.memory().acquireBucketLeases(peer)).as("the peer took bucket 0 over").containsExactly(0);
-            List<OutboxMessage> drained = f.memory().nextBatch(0, 20);
+            List<Pending> drained = f.memory().nextBatch(0, 20);
             f.memory().markPublished(0, drained);
-            takenOver.addAll(ids(drained));
+            takenOver.addAll(ids(Pending.messages(drained)));
             f.memory().releaseBucketLeases("peer");
             return ahead;
         };
@@ -350,9 +385,9 @@ class PipelinedDrainTest {
         f.store().acquireAnswer = owned -> {
             if (giveUp.compareAndSet(true, false)) {
                 // The plan gives bucket 0 to another relay, which publishes and deletes messages 10-19.
-                List<OutboxMessage> next = f.memory().nextBatchExcluding(0, List.of(), 10);
+                List<Pending> next = f.memory().nextBatchExcluding(0, List.of(), 10);
                 f.memory().markPublished(0, next);
-                takenOver.addAll(ids(next));
+                takenOver.addAll(ids(Pending.messages(next)));
                 return List.of();
             }
             return owned;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.DeadLetter;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;
@@ -141,7 +142,7 @@ class PoisonMessageIntegrationTest {
             relay.start();
             await().atMost(WAIT).until(() -> failures.maxAttempts() >= 6);
             assertThat(pending(store)).as("block: every row stays pending").isEqualTo(3);
-            assertThat(store.deadLetters(null, 10)).as("block moves nothing").isEmpty();
+            assertThat(store.deadLetters().orElseThrow().deadLetters(null, 10)).as("block moves nothing").isEmpty();
             assertThat(failures.errors).allSatisfy(e -> assertThat(e).isInstanceOf(RecordTooLargeException.class));
             assertThat(failures.attempts).as("attempts counted one by one").startsWith(1, 2, 3, 4, 5, 6);
             assertThat(publisher.sends(rows.get(0))).as("row 1 sent per attempt").isGreaterThanOrEqualTo(6);
@@ -172,7 +173,7 @@ class PoisonMessageIntegrationTest {
             assertThat(publisher.sends(rows.get(1))).as("row 2: at most once more").isLessThanOrEqualTo(2);
             assertThat(publisher.sends(rows.get(2))).as("row 3: at most once more").isLessThanOrEqualTo(2);
         }
-        DeadLetter dead = store.deadLetter(rows.get(0).messageId()).orElseThrow();
+        DeadLetter dead = store.deadLetters().orElseThrow().deadLetter(rows.get(0).messageId()).orElseThrow();
         assertThat(dead.failure().attempts()).isEqualTo(3);
         assertThat(dead.failure().causeClass()).isEqualTo(RecordTooLargeException.class.getName());
         assertThat(dead.failure().reason()).isNotBlank();
@@ -185,7 +186,7 @@ class PoisonMessageIntegrationTest {
                 .doesNotContain(rows.get(0).messageId());
 
         // Repair (a larger max.request.size), then replay: row 1 is delivered.
-        assertThat(store.replayDeadLetter(rows.get(0).messageId())).isTrue();
+        assertThat(store.deadLetters().orElseThrow().replayDeadLetter(rows.get(0).messageId())).isTrue();
         try (KafkaOutboxPublisher repaired = publisher(1_000_000);
              OutboxRelay relay = OutboxRelay.builder(store, repaired)
                      .options(options("poison-repaired", PoisonPolicy.DEAD_LETTER, 3)).build()) {
@@ -193,7 +194,7 @@ class PoisonMessageIntegrationTest {
             await().atMost(WAIT).until(() -> pending(store) == 0);
         }
         assertThat(receivedIds(topic)).as("after the replay").contains(rows.get(0).messageId());
-        assertThat(store.deadLetters(null, 10)).isEmpty();
+        assertThat(store.deadLetters().orElseThrow().deadLetters(null, 10)).isEmpty();
     }
 
     @Test
@@ -229,7 +230,7 @@ class PoisonMessageIntegrationTest {
             await().atMost(WAIT).until(() -> pending(store) == 0);
         }
         assertThat(failures.attempts).as("attempts counted against messages").isEmpty();
-        assertThat(store.deadLetters(null, 10)).as("dead letters").isEmpty();
+        assertThat(store.deadLetters().orElseThrow().deadLetters(null, 10)).as("dead letters").isEmpty();
         Set<UUID> received = receivedIds(topic).stream().collect(Collectors.toSet());
         assertThat(received).containsAll(ids);
     }

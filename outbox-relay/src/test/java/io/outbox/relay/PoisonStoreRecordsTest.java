@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.DeadLetter;
 import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
 import io.outbox.spi.HeadFailure;
+import io.outbox.spi.support.StoredMessages;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -102,7 +104,7 @@ class PoisonStoreRecordsTest {
             relay.start();
             await().atMost(WAIT).until(() -> first.of(head).size() >= 3);
         }
-        List<HeadFailure> stored = store.headFailures(List.of(head.bucket()));
+        List<HeadFailure> stored = dead(store).headFailures(List.of(head.bucket()));
         assertThat(stored).as("the store's record after the first relay stopped").hasSize(1);
         assertThat(stored.get(0).messageId()).isEqualTo(head.messageId());
         int counted = stored.get(0).failure().attempts();
@@ -123,11 +125,12 @@ class PoisonStoreRecordsTest {
         }
         assertThat(second.of(head)).as("the second relay's attempts go on from the first's")
                 .containsExactly(counted + 1, counted + 2);
-        DeadLetter dead = store.deadLetter(head.messageId()).orElseThrow();
+        DeadLetter dead = dead(store).deadLetter(head.messageId()).orElseThrow();
         assertThat(dead.failure().attempts()).isEqualTo(counted + 2);
         assertThat(dead.failure().firstFailureAt()).as("first failure kept across the restart")
                 .isEqualTo(firstFailure);
-        assertThat(store.headFailures(List.of(head.bucket()))).as("the record ends with the move").isEmpty();
+        assertThat(dead(store).headFailures(List.of(head.bucket()))).as("the record ends with the move")
+                .isEmpty();
     }
 
     @Test
@@ -136,10 +139,11 @@ class PoisonStoreRecordsTest {
         OutboxMessage earlier = message("order-2", "the first message with this id");
         store.enqueue(List.of(earlier));
         Instant now = Instant.now();
-        assertThat(store.moveToDeadLetters(earlier.bucket(), earlier.messageId(), new DeadLetterFailure("earlier",
-                RecordTooLargeException.class.getName(), 1, now, now, "relay-old"))).isTrue();
+        assertThat(dead(store).moveToDeadLetters(earlier.bucket(), earlier.messageId(),
+                new DeadLetterFailure("earlier", RecordTooLargeException.class.getName(), 1, now, now, "relay-old")))
+                .isTrue();
         // The application enqueues another message with the same id (and another value), which fails too.
-        OutboxMessage again = new OutboxMessage(earlier.messageId(), earlier.bucket(), "orders", earlier.key(),
+        OutboxMessage again = StoredMessages.rebuild(earlier.messageId(), earlier.bucket(), "orders", earlier.key(),
                 "another value".getBytes(StandardCharsets.UTF_8), List.of(), null, now);
         OutboxMessage behind = message("order-2", "behind");
         store.enqueue(List.of(again, behind));
@@ -158,19 +162,23 @@ class PoisonStoreRecordsTest {
             await().atMost(WAIT).until(() -> store.nextBatch(other.bucket(), 10).isEmpty());
             assertThat(failures.storeErrors.get()).as("the refused move is not a store failure of the loop").isZero();
             assertThat(failures.deadLettered).as("nothing moved while the other dead letter holds the id").isEmpty();
-            assertThat(store.nextBatch(again.bucket(), 10)).extracting(OutboxMessage::messageId)
+            assertThat(store.nextBatch(again.bucket(), 10)).extracting(p -> p.message().messageId())
                     .as("the bucket waits behind the message").containsExactly(again.messageId(), behind.messageId());
-            assertThat(store.deadLetter(earlier.messageId()).orElseThrow().value()).as("the earlier dead letter")
-                    .isEqualTo(earlier.value());
-            HeadFailure record = store.headFailures(List.of(again.bucket())).get(0);
+            assertThat(dead(store).deadLetter(earlier.messageId()).orElseThrow().value())
+                    .as("the earlier dead letter").isEqualTo(earlier.value());
+            HeadFailure record = dead(store).headFailures(List.of(again.bucket())).get(0);
             assertThat(record.failure().reason()).as("the stored record names the conflict")
                     .contains("exists already", "different record", "last error: The message is 2000000 bytes");
 
             // The operator purges the earlier dead letter: the next attempt moves the message, the bucket goes on.
-            assertThat(store.purgeDeadLetter(earlier.messageId())).isTrue();
+            assertThat(dead(store).purgeDeadLetter(earlier.messageId())).isTrue();
             await().atMost(WAIT).until(() -> store.pendingMetrics(Duration.ofSeconds(1)).pendingCount() == 0);
         }
         assertThat(failures.deadLettered).containsExactly(again.messageId());
-        assertThat(store.deadLetter(again.messageId()).orElseThrow().value()).isEqualTo(again.value());
+        assertThat(dead(store).deadLetter(again.messageId()).orElseThrow().value()).isEqualTo(again.value());
+    }
+
+    private static DeadLetters dead(InMemoryOutboxStore store) {
+        return store.deadLetters().orElseThrow();
     }
 }

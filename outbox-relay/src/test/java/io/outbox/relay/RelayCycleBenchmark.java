@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * CPU time of the relay's publishing thread per pass of its loop ("cycle") at 8, 1,024 and 65,536
+ * CPU time of the relay's loop thread per pass of its loop ("cycle") at 8, 1,024 and 65,536
  * buckets (in-memory store, instant publisher), in three phases:
  * <ol>
  *   <li>start: one message in every bucket; from start until every bucket's publish is in

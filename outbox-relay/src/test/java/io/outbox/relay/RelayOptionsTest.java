@@ -84,7 +84,7 @@ class RelayOptionsTest {
                 .pollInterval(Duration.ofMillis(250)).leaseDuration(Duration.ofSeconds(60))
                 .leaseRenewInterval(Duration.ofSeconds(5)).errorBackoff(Duration.ofMillis(100))
                 .maxErrorBackoff(Duration.ofSeconds(8)).maxPublishDuration(Duration.ofSeconds(40))
-                .closeTimeout(Duration.ZERO).storeConcurrency(7).build();
+                .closeTimeout(Duration.ZERO).storeConcurrency(7).batchMaxBytes(4_000_000L).build();
 
         Map<String, String> properties = options.toProperties();
 
@@ -107,7 +107,8 @@ class RelayOptionsTest {
     void r10_unknownOrMalformedPropertiesAreRefusedNamingThem() {
         assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("bucket.cont", "8")))
                 .isInstanceOf(OutboxMisconfigurationException.class)
-                .hasMessageStartingWith("unknown relay option(s) [bucket.cont]; the relay accepts [batch.size, ");
+                .hasMessageStartingWith("unknown relay option(s) [bucket.cont]; the relay accepts [batch.max.bytes, "
+                        + "batch.size, ");
         assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("batch.size", "lots")))
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("batch.size").hasMessageContaining("lots");
@@ -157,14 +158,51 @@ class RelayOptionsTest {
         assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("prefetch", "sometimes")))
                 .isInstanceOf(io.outbox.spi.OutboxMisconfigurationException.class)
                 .hasMessage("relay option prefetch must be true or false but was 'sometimes'");
+        assertThat(RelayOptions.fromProperties(Map.of("metrics.backlog.bucket0.owner.only", "true"))
+                .backlogSampledByBucketZeroOwner()).isTrue();
+        assertThat(RelayOptions.defaults().backlogSampledByBucketZeroOwner()).isFalse();
+    }
+
+    @Test
+    void s1_theDefaultByteBudgetIsAQuarterOfTheHeapSharedByTheBatchesHeldAtOnceWithAFloor() {
+        long mib = 1L << 20;
+        assertThat(RelayOptions.defaultBatchMaxBytes(256 * mib, 8, true)).as("256 MiB / 4 / (8 buckets x 2)")
+                .isEqualTo(4 * mib);
+        assertThat(RelayOptions.defaultBatchMaxBytes(256 * mib, 8, false)).as("without prefetch").isEqualTo(8 * mib);
+        assertThat(RelayOptions.defaultBatchMaxBytes(4096 * mib, 8, true)).isEqualTo(64 * mib);
+        assertThat(RelayOptions.defaultBatchMaxBytes(256 * mib, 65_536, true)).as("the floor").isEqualTo(mib);
+        assertThat(RelayOptions.defaultBatchMaxBytes(Long.MAX_VALUE, 1, false)).as("an unlimited heap: the cap")
+                .isEqualTo(RelayOptions.MAX_BATCH_MAX_BYTES);
+        RelayOptions derived = RelayOptions.builder().bucketCount(8).prefetch(true).build();
+        assertThat(derived.batchMaxBytes())
+                .isEqualTo(RelayOptions.defaultBatchMaxBytes(Runtime.getRuntime().maxMemory(), 8, true));
+        assertThat(derived.toProperties()).as("a derived budget is not a setting").doesNotContainKey("batch.max.bytes");
+        assertThat(RelayOptions.fromProperties(Map.of("batch.max.bytes", "1048576")).batchMaxBytes())
+                .isEqualTo(mib);
+    }
+
+    @Test
+    void s1_r10_aBadByteBudgetIsRefusedNamingTheOptionAndTheValue() {
+        assertThatThrownBy(() -> RelayOptions.builder().batchMaxBytes(0L).build())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay option batch.max.bytes must be in [1, 1099511627776] but was 0");
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("batch.max.bytes", "-5")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay option batch.max.bytes must be in [1, 1099511627776] but was -5");
+        assertThatThrownBy(() -> RelayOptions.fromProperties(Map.of("batch.max.bytes", "4MB")))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessage("relay option batch.max.bytes must be a long (bytes) but was '4MB'");
     }
 
     @Test
     void r10_theConfigDefDocumentsEveryOptionWithItsDefault() {
         var keys = RelayOptions.configDef().configKeys();
 
-        assertThat(keys).hasSize(14).doesNotContainKey("message.id.header");
+        assertThat(keys).hasSize(16).doesNotContainKey("message.id.header");
+        assertThat(keys.get("batch.max.bytes").defaultValue).as("derived from the heap").isNull();
+        assertThat(keys.get("batch.max.bytes").validator).hasToString("1-1099511627776 bytes");
         assertThat(keys.get("prefetch").defaultValue).isEqualTo(true);
+        assertThat(keys.get("metrics.backlog.bucket0.owner.only").defaultValue).isEqualTo(false);
         assertThat(keys.get("poison.policy").defaultValue).isEqualTo("block");
         assertThat(keys.get("bucket.count").defaultValue).isEqualTo(8);
         assertThat(keys.get("poll.interval.ms").defaultValue).isEqualTo(1000L);

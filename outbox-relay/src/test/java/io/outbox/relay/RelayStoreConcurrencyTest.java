@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.Pending;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -91,7 +92,7 @@ class RelayStoreConcurrencyTest {
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
             if (arrivals.incrementAndGet() <= barrier.getParties()) {
                 try {
                     barrier.await(2, TimeUnit.SECONDS);
@@ -102,7 +103,7 @@ class RelayStoreConcurrencyTest {
                     throw new IllegalStateException("store calls of different buckets did not overlap", e);
                 }
             }
-            return super.nextBatch(bucket, maxCount);
+            return super.nextBatch(bucket, maxCount, maxBytes);
         }
     }
 
@@ -129,17 +130,17 @@ class RelayStoreConcurrencyTest {
         AtomicInteger most = new AtomicInteger();
         TestStore.Renewing store = new TestStore.Renewing(memory) {
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
                 most.accumulateAndGet(inside.incrementAndGet(), Math::max);
                 try {
-                    return super.nextBatch(bucket, maxCount);
+                    return super.nextBatch(bucket, maxCount, maxBytes);
                 } finally {
                     inside.decrementAndGet();
                 }
             }
 
             @Override
-            public void markPublished(int bucket, List<OutboxMessage> published) {
+            public void markPublished(int bucket, List<Pending> published) {
                 most.accumulateAndGet(inside.incrementAndGet(), Math::max);
                 try {
                     super.markPublished(bucket, published);
@@ -166,11 +167,11 @@ class RelayStoreConcurrencyTest {
         Map<Integer, List<UUID>> deletedByBucket = new ConcurrentHashMap<>();
         TestStore.Renewing store = new TestStore.Renewing(memory) {
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
                 if (inFlight.computeIfAbsent(bucket, b -> new AtomicInteger()).incrementAndGet() > 1) {
                     overlaps.incrementAndGet();
                 }
-                List<OutboxMessage> batch = super.nextBatch(bucket, maxCount);
+                List<Pending> batch = super.nextBatch(bucket, maxCount, maxBytes);
                 if (batch.isEmpty()) {
                     inFlight.get(bucket).decrementAndGet();
                 }
@@ -178,10 +179,10 @@ class RelayStoreConcurrencyTest {
             }
 
             @Override
-            public void markPublished(int bucket, List<OutboxMessage> published) {
+            public void markPublished(int bucket, List<Pending> published) {
                 super.markPublished(bucket, published);
                 deletedByBucket.computeIfAbsent(bucket, b -> new CopyOnWriteArrayList<>())
-                        .addAll(published.stream().map(OutboxMessage::messageId).toList());
+                        .addAll(published.stream().map(p -> p.message().messageId()).toList());
                 inFlight.get(bucket).decrementAndGet();
             }
         };
@@ -205,17 +206,17 @@ class RelayStoreConcurrencyTest {
         AtomicBoolean failed = new AtomicBoolean();
         TestStore.Renewing store = new TestStore.Renewing(memory) {
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
                 if (bucket == 2 && failed.compareAndSet(false, true)) {
                     // Fail only once the other three buckets' publishes are in flight.
                     await().atMost(WAIT).until(() -> publisher.calls().size() == BUCKETS - 1);
                     throw new IllegalStateException("injected store failure");
                 }
-                return super.nextBatch(bucket, maxCount);
+                return super.nextBatch(bucket, maxCount, maxBytes);
             }
 
             @Override
-            public void markPublished(int bucket, List<OutboxMessage> published) {
+            public void markPublished(int bucket, List<Pending> published) {
                 super.markPublished(bucket, published);
                 history.add("deleted bucket " + bucket);
             }
@@ -244,12 +245,12 @@ class RelayStoreConcurrencyTest {
         }
         TestStore.Renewing store = new TestStore.Renewing(memory) {
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
                 if (bucket == 1) {
                     await().atMost(WAIT).until(() -> publisher.calls().size() == BUCKETS - 1);
                     throw new OutboxMisconfigurationException("bucket 1 holds rows of another table");
                 }
-                return super.nextBatch(bucket, maxCount);
+                return super.nextBatch(bucket, maxCount, maxBytes);
             }
         };
         publisher.hold();

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.OutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -146,7 +147,7 @@ class RelayTakeoverIntegrationTest {
      * and its publisher sends nothing more. Records its publisher already handed to Kafka still
      * land, as they would after a real crash.
      */
-    static final class KillableStore implements OutboxStore, LeaseRenewal, LeaseRelease {
+    static final class KillableStore implements LeaseRenewal.Self, LeaseRelease.Self {
         private final InMemoryOutboxStore delegate;
         private final Set<UUID> outstanding = new HashSet<>();
         private final AtomicInteger deleted = new AtomicInteger();
@@ -202,21 +203,21 @@ class RelayTakeoverIntegrationTest {
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
             requireAlive();
-            List<OutboxMessage> batch = delegate.nextBatch(bucket, maxCount);
+            List<Pending> batch = delegate.nextBatch(bucket, maxCount, maxBytes);
             synchronized (this) {
                 requireAlive();
-                batch.forEach(m -> outstanding.add(m.messageId()));
+                batch.forEach(p -> outstanding.add(p.message().messageId()));
             }
             return batch;
         }
 
         @Override
-        public synchronized void markPublished(int bucket, List<OutboxMessage> published) {
+        public synchronized void markPublished(int bucket, List<Pending> published) {
             requireAlive();
             delegate.markPublished(bucket, published);
-            published.forEach(m -> outstanding.remove(m.messageId()));
+            published.forEach(p -> outstanding.remove(p.message().messageId()));
             deleted.addAndGet(published.size());
         }
     }

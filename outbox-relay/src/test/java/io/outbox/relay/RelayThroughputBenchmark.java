@@ -3,6 +3,8 @@ package io.outbox.relay;
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,8 +1,10 @@
 package io.outbox.relay;
 
-import io.outbox.OutboxMessage;
+import io.outbox.spi.LeaseRelease;
+import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.util.List;
 import java.util.UUID;
@@ -24,6 +26,8 @@ class TestStore implements OutboxStore {
     final AtomicInteger renewCalls = new AtomicInteger();
     /** The message ids of every markPublished call, in call order. */
     final List<List<UUID>> deleted = new CopyOnWriteArrayList<>();
+    /** The byte budget of every nextBatch call, in call order. */
+    final List<Long> budgets = new CopyOnWriteArrayList<>();
     /** How many of the next nextBatch calls throw. */
     final AtomicInteger failNextBatches = new AtomicInteger();
     /** The last acquisition's request. */
@@ -61,24 +65,25 @@ class TestStore implements OutboxStore {
     }
 
     @Override
-    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+    public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
         nextBatchCalls.incrementAndGet();
+        budgets.add(maxBytes);
         if (failNextBatches.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new IllegalStateException("injected store failure");
         }
-        List<OutboxMessage> batch = delegate.nextBatch(bucket, maxCount);
+        List<Pending> batch = delegate.nextBatch(bucket, maxCount, maxBytes);
         afterNextBatch.run();
         return batch;
     }
 
     @Override
-    public void markPublished(int bucket, List<OutboxMessage> published) {
-        deleted.add(published.stream().map(OutboxMessage::messageId).toList());
+    public void markPublished(int bucket, List<Pending> published) {
+        deleted.add(published.stream().map(p -> p.message().messageId()).toList());
         delegate.markPublished(bucket, published);
     }
 
     /** The same store with lease renewal (C1) and lease release (C3). */
-    static class Renewing extends TestStore implements io.outbox.spi.LeaseRenewal, io.outbox.spi.LeaseRelease {
+    static class Renewing extends TestStore implements LeaseRenewal.Self, LeaseRelease.Self {
 
         Renewing(InMemoryOutboxStore delegate) {
             super(delegate);

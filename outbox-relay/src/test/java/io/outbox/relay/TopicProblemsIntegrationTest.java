@@ -3,6 +3,9 @@ package io.outbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
+import io.outbox.relay.kafka.PartitionNotInTopicException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,10 @@
 package io.outbox.relay;
 
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -28,8 +30,19 @@ final class TopicReader {
      * stable offset, so a transaction still open stops the read there.
      */
     static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrapServers, String topic, String isolation) {
-        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000, ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        return readAll(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers), topic, isolation);
+    }
+
+    /** Reads uncommitted with these client settings (bootstrap servers, a login) added to the reader's own. */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(Map<String, Object> client, String topic) {
+        return readAll(client, topic, "read_uncommitted");
+    }
+
+    private static List<ConsumerRecord<byte[], byte[]>> readAll(Map<String, Object> client, String topic,
+                                                                String isolation) {
+        Map<String, Object> config = new HashMap<>(client);
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         try (KafkaConsumer<byte[], byte[]> consumer =
                      new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()

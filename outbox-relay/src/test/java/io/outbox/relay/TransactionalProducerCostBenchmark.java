@@ -1,6 +1,8 @@
 package io.outbox.relay;
 
 import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -3,6 +3,7 @@ package io.outbox.spi;
 import io.outbox.OutboxHeader;
 import io.outbox.spi.support.OutboxHeaderCodec;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -114,24 +115,24 @@ public record DeadLetter(UUID messageId, int bucket, String topic, byte[] key, b
      * @return true when all five are equal (byte arrays by content)
      */
     public boolean sameRecord(String topic, byte[] key, byte[] value, byte[] headers, Integer partition) {
-        return this.topic.equals(topic) && java.util.Arrays.equals(this.key, key)
-                && java.util.Arrays.equals(this.value, value) && java.util.Arrays.equals(this.headers, headers)
+        return this.topic.equals(topic) && Arrays.equals(this.key, key)
+                && Arrays.equals(this.value, value) && Arrays.equals(this.headers, headers)
                 && Objects.equals(this.partition, partition);
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof DeadLetter d && messageId.equals(d.messageId) && bucket == d.bucket
-                && topic.equals(d.topic) && java.util.Arrays.equals(key, d.key)
-                && java.util.Arrays.equals(value, d.value) && java.util.Arrays.equals(headers, d.headers)
+                && topic.equals(d.topic) && Arrays.equals(key, d.key)
+                && Arrays.equals(value, d.value) && Arrays.equals(headers, d.headers)
                 && Objects.equals(partition, d.partition) && createdAt.equals(d.createdAt)
                 && failure.equals(d.failure) && deadLetteredAt.equals(d.deadLetteredAt);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(messageId, bucket, topic, java.util.Arrays.hashCode(key), java.util.Arrays.hashCode(value),
-                java.util.Arrays.hashCode(headers), partition, createdAt, failure, deadLetteredAt);
+        return Objects.hash(messageId, bucket, topic, Arrays.hashCode(key), Arrays.hashCode(value),
+                Arrays.hashCode(headers), partition, createdAt, failure, deadLetteredAt);
     }
 
     /** Names the message and the failure; never shows key, value or headers. */

@@ -35,6 +35,9 @@ import java.util.UUID;
  * </ul>
  * Thread-safe; may run concurrently with every other store call. Every error other than the
  * documented results is a {@link RuntimeException} after which nothing changed.
+ *
+ * <p>A store offers it through {@link OutboxStore#deadLetters()}: a store that implements it
+ * itself implements {@link Self}, which returns the store there.
  */
 public interface DeadLetters {
 
@@ -51,6 +54,7 @@ public interface DeadLetters {
      * @throws DeadLetterConflictException if a dead letter with that id and a different record
      *     exists already; nothing changed. (With the same record the move succeeds: the pending
      *     message is removed and the dead letter records the new failure.)
+     * @throws IllegalArgumentException if {@code bucket < 0}; nothing changed
      * @throws RuntimeException on a database error; nothing changed
      */
     boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure);
@@ -137,5 +141,22 @@ public interface DeadLetters {
             throw new IllegalArgumentException("limit must be in [1, 1000] but was " + limit);
         }
         return limit;
+    }
+
+    /**
+     * A store that is its own {@link DeadLetters}: implementing this interface makes
+     * {@link OutboxStore#deadLetters()} return the store (C4), with no accessor to write.
+     */
+    interface Self extends OutboxStore, DeadLetters {
+
+        /**
+         * This store, which is its own {@link DeadLetters} (C4).
+         *
+         * @return this store
+         */
+        @Override
+        default Optional<DeadLetters> deadLetters() {
+            return Optional.of(this);
+        }
     }
 }

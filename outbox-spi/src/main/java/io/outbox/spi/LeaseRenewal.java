@@ -1,6 +1,7 @@
 package io.outbox.spi;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Optional store capability C1: extends the leases a relay still holds, and refreshes its
@@ -11,6 +12,9 @@ import java.util.List;
  * now", setting {@code expiresAt = max(expiresAt, now + leaseDuration)}: a renewal never shortens
  * a lease, whatever the clock did (S5). Implementations are thread-safe and may run concurrently
  * with {@link OutboxStore#nextBatch} and {@link OutboxStore#markPublished} (S12).
+ *
+ * <p>A store offers it through {@link OutboxStore#leaseRenewal()}: a store that implements it
+ * itself implements {@link Self}, which returns the store there.
  */
 public interface LeaseRenewal {
 
@@ -26,4 +30,21 @@ public interface LeaseRenewal {
      *     unconfirmed and lets it age out
      */
     List<Integer> renewBucketLeases(LeaseRequest request);
+
+    /**
+     * A store that is its own {@link LeaseRenewal}: implementing this interface makes
+     * {@link OutboxStore#leaseRenewal()} return the store (C1), with no accessor to write.
+     */
+    interface Self extends OutboxStore, LeaseRenewal {
+
+        /**
+         * This store, which is its own {@link LeaseRenewal} (C1).
+         *
+         * @return this store
+         */
+        @Override
+        default Optional<LeaseRenewal> leaseRenewal() {
+            return Optional.of(this);
+        }
+    }
 }

@@ -1,7 +1,6 @@
 package io.outbox.spi;
 
 import com.google.auto.service.AutoService;
-import io.outbox.OutboxMessage;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.List;
 import java.util.Map;
@@ -51,12 +50,12 @@ public final class TestStoreProvider implements OutboxStoreProvider {
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
             throw new UnsupportedOperationException("discovery test only");
         }
 
         @Override
-        public void markPublished(int bucket, List<OutboxMessage> published) {
+        public void markPublished(int bucket, List<Pending> published) {
             throw new UnsupportedOperationException("discovery test only");
         }
 

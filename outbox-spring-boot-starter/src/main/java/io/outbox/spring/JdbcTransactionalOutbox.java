@@ -2,6 +2,7 @@ package io.outbox.spring;
 
 import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxTracing;
 import io.outbox.store.jdbc.JdbcOutboxWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -27,14 +28,19 @@ final class JdbcTransactionalOutbox extends TransactionalOutbox {
 
     JdbcTransactionalOutbox(DataSource dataSource, JdbcOutboxWriter writer, int bucketCount,
                             OutboxCommitNotifier notifier) {
-        super(bucketCount, notifier);
+        this(dataSource, writer, bucketCount, notifier, OutboxTracing.global());
+    }
+
+    JdbcTransactionalOutbox(DataSource dataSource, JdbcOutboxWriter writer, int bucketCount,
+                            OutboxCommitNotifier notifier, OutboxTracing tracing) {
+        super(bucketCount, notifier, tracing);
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
         this.writer = Objects.requireNonNull(writer, "writer must not be null");
         this.translator = new SQLErrorCodeSQLExceptionTranslator(dataSource);
     }
 
     @Override
-    void write(List<? extends OutboxMessage> messages) {
+    void write(List<OutboxMessage> messages) {
         // Checked before getConnection: with synchronization active, DataSourceUtils would bind a fresh
         // auto-commit connection to the foreign transaction and report it as transactional.
         if (TransactionSynchronizationManager.getResource(dataSource) == null) {

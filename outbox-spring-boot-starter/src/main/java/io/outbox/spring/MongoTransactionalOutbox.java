@@ -3,6 +3,7 @@ package io.outbox.spring;
 import com.mongodb.client.ClientSession;
 import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxTracing;
 import io.outbox.store.mongodb.MongoOutboxWriter;
 import java.lang.reflect.Method;
 import java.util.List;
@@ -23,14 +24,14 @@ final class MongoTransactionalOutbox extends TransactionalOutbox {
     private final MongoOutboxWriter writer;
 
     MongoTransactionalOutbox(MongoDatabaseFactory factory, MongoOutboxWriter writer, int bucketCount,
-                             OutboxCommitNotifier notifier) {
-        super(bucketCount, notifier);
+                             OutboxCommitNotifier notifier, OutboxTracing tracing) {
+        super(bucketCount, notifier, tracing);
         this.factory = Objects.requireNonNull(factory, "factory must not be null");
         this.writer = Objects.requireNonNull(writer, "writer must not be null");
     }
 
     @Override
-    void write(List<? extends OutboxMessage> messages) {
+    void write(List<OutboxMessage> messages) {
         ClientSession session = boundSession(TransactionSynchronizationManager.getResource(factory));
         if (session == null || !session.hasActiveTransaction()) {
             throw new IllegalTransactionStateException("Outbox.enqueue found a Spring transaction, but no MongoDB "

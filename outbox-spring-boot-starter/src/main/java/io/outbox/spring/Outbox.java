@@ -31,12 +31,12 @@ public interface Outbox {
      * @throws org.springframework.transaction.IllegalTransactionStateException if no Spring-managed
      *     transaction of the store's resource is active
      * @throws IllegalArgumentException if a message's bucket is outside {@code [0, bucketCount())}
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is larger than the store holds
+     * @throws io.outbox.OutboxPayloadTooLargeException if a message is larger than the store holds
      *     (rule S10); nothing is written
      * @throws org.springframework.dao.DataAccessException if the database refuses the write; the
      *     transaction should roll back
      */
-    void enqueue(List<? extends OutboxMessage> messages);
+    void enqueue(List<OutboxMessage> messages);
 
     /**
      * Enqueues messages in the current transaction, in order.

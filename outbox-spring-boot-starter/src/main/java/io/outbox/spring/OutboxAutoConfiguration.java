@@ -1,20 +1,22 @@
 package io.outbox.spring;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.opentelemetry.api.OpenTelemetry;
 import io.outbox.OutboxCommitNotifier;
-import io.outbox.relay.KafkaOutboxPublisher;
-import io.outbox.relay.NotificationTransport;
-import io.outbox.relay.NotificationTransports;
-import io.outbox.relay.OutboxNotifier;
+import io.outbox.OutboxTracing;
+import io.outbox.notify.NotificationTransport;
+import io.outbox.notify.NotificationTransports;
+import io.outbox.notify.OutboxNotifier;
 import io.outbox.relay.MicrometerRelayMetrics;
 import io.outbox.relay.OutboxPublisher;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayListener;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.OutboxStore;
-import io.outbox.spi.PendingMetrics;
 import io.outbox.store.jdbc.JdbcOutboxStore;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
+import io.outbox.store.mongodb.MongoOutboxStore;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -33,20 +35,23 @@ import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.data.mongodb.MongoDatabaseFactory;
 
 /**
  * Auto-configuration of the outbox on the store the store auto-configurations built
  * ({@link OutboxJdbcStoreAutoConfiguration}, {@link OutboxMongoStoreAutoConfiguration},
  * {@link OutboxDynamoDbStoreAutoConfiguration}): the transactional {@link Outbox} (JDBC), the relay with its Kafka
- * publisher as a {@link OutboxRelayLifecycle}, and Micrometer meters when a {@code MeterRegistry}
- * exists. Every bean backs off when the application defines one of the same type.
+ * publisher as a {@link OutboxRelayLifecycle}, Micrometer meters when a {@code MeterRegistry}
+ * exists, and the {@link OutboxTracing} both use, on the application's {@link OpenTelemetry} bean
+ * when there is one. Every bean backs off when the application defines one of the same type.
  */
 @AutoConfiguration(after = OutboxDynamoDbStoreAutoConfiguration.class, afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
         "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
         "org.springframework.boot.data.mongodb.autoconfigure.DataMongoAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration"})
 @EnableConfigurationProperties(OutboxProperties.class)
 @Import({OutboxAutoConfiguration.JdbcOutboxConfiguration.class,
         OutboxAutoConfiguration.MongoOutboxConfiguration.class,
@@ -58,6 +63,27 @@ public class OutboxAutoConfiguration {
 
     /** Created by Spring. */
     public OutboxAutoConfiguration() {
+    }
+
+    /**
+     * Where enqueue takes the trace context it stores with each message and where the relay's
+     * spans go (rules O1, O2): the application's {@link OpenTelemetry} bean when the context has
+     * exactly one (Spring Boot's OpenTelemetry SDK, which the Micrometer Tracing OpenTelemetry
+     * bridge also runs on, or the application's own), otherwise {@link OutboxTracing#global()};
+     * {@link OutboxTracing#disabled()} with {@code outbox.tracing.enabled=false}.
+     *
+     * @param properties the bound properties
+     * @param openTelemetry the application's OpenTelemetry, if any
+     * @return the setting
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxTracing outboxTracing(OutboxProperties properties, ObjectProvider<OpenTelemetry> openTelemetry) {
+        if (!properties.tracing().enabled()) {
+            return OutboxTracing.disabled();
+        }
+        OpenTelemetry application = openTelemetry.getIfUnique();
+        return application == null ? OutboxTracing.global() : OutboxTracing.using(application);
     }
 
     /**
@@ -74,7 +100,7 @@ public class OutboxAutoConfiguration {
     }
 
     /**
-     * Turns commits into wake-ups (rules N1-N4): this application's relay at once, and with a
+     * Turns commits into wake-ups (rules N1-N6): this application's relay at once, and with a
      * {@link NotificationTransport} bean, the relays of other processes through it.
      *
      * @param relay the relay, if this application runs one
@@ -120,9 +146,10 @@ public class OutboxAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(Outbox.class)
         @ConditionalOnBean(JdbcOutboxStore.class)
-        Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, OutboxCommitNotifier notifier) {
+        Outbox outbox(JdbcOutboxStore store, OutboxProperties properties, OutboxCommitNotifier notifier,
+                      OutboxTracing tracing) {
             return new JdbcTransactionalOutbox(store.dataSource(), store.writer(), properties.bucketCount(),
-                    notifier);
+                    notifier, tracing);
         }
     }
 
@@ -139,10 +166,11 @@ public class OutboxAutoConfiguration {
         @ConditionalOnMissingBean(Outbox.class)
         @ConditionalOnBean(type = {"io.outbox.store.mongodb.MongoOutboxStore",
                 "org.springframework.data.mongodb.MongoDatabaseFactory"})
-        Outbox outbox(io.outbox.store.mongodb.MongoOutboxStore store,
-                      org.springframework.data.mongodb.MongoDatabaseFactory factory, OutboxProperties properties,
-                      OutboxCommitNotifier notifier) {
-            return new MongoTransactionalOutbox(factory, store.writer(), properties.bucketCount(), notifier);
+        Outbox outbox(MongoOutboxStore store,
+                      MongoDatabaseFactory factory, OutboxProperties properties,
+                      OutboxCommitNotifier notifier, OutboxTracing tracing) {
+            return new MongoTransactionalOutbox(factory, store.writer(), properties.bucketCount(), notifier,
+                    tracing);
         }
     }
 
@@ -162,9 +190,16 @@ public class OutboxAutoConfiguration {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(OutboxPublisher.class)
         KafkaOutboxPublisher outboxPublisher(OutboxProperties properties, RelayOptions options,
-                                             ObjectProvider<OutboxProducerSettings> settings) {
+                                             ObjectProvider<OutboxProducerSettings> settings, OutboxTracing tracing) {
             Map<String, Object> config = producerConfig(settings.getIfAvailable(), properties);
-            return KafkaOutboxPublisher.builder(config).messageIdHeader(properties.relay().messageIdHeader()).build();
+            KafkaOutboxPublisher.Builder publisher = KafkaOutboxPublisher.builder(config).tracing(tracing);
+            if (properties.relay().messageIdHeader() != null) {
+                publisher.messageIdHeader(properties.relay().messageIdHeader());
+            }
+            if (properties.tracing().timeInOutboxSpan() != null) {
+                publisher.tracingTimeInOutboxSpan(properties.tracing().timeInOutboxSpan());
+            }
+            return publisher.build();
         }
 
         @Bean
@@ -184,8 +219,8 @@ public class OutboxAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        OutboxRelayLifecycle outboxRelayLifecycle(OutboxRelay relay) {
-            return new OutboxRelayLifecycle(relay);
+        OutboxRelayLifecycle outboxRelayLifecycle(OutboxRelay relay, OutboxProperties properties) {
+            return new OutboxRelayLifecycle(relay, properties.relay().startTimeout());
         }
     }
 
@@ -211,9 +246,9 @@ public class OutboxAutoConfiguration {
         @ConditionalOnMissingBean
         @ConditionalOnBean(MeterRegistry.class)
         MicrometerRelayMetrics outboxRelayMetrics(MeterRegistry registry, OutboxStore store) {
-            return store instanceof PendingMetrics backlog
-                    ? new MicrometerRelayMetrics(registry, Tags.empty(), backlog, Duration.ofSeconds(10))
-                    : new MicrometerRelayMetrics(registry, List.of());
+            return store.pendingMetrics()
+                    .map(backlog -> new MicrometerRelayMetrics(registry, Tags.empty(), backlog, Duration.ofSeconds(10)))
+                    .orElseGet(() -> new MicrometerRelayMetrics(registry, List.of()));
         }
     }
 }

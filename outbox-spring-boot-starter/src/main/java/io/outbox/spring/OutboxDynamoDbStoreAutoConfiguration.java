@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * The DynamoDB store ({@link DynamoDbOutboxStore}) on the application's {@code DynamoDbClient}, when
@@ -36,7 +37,7 @@ public class OutboxDynamoDbStoreAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(OutboxStore.class)
-    public DynamoDbOutboxStore outboxStore(software.amazon.awssdk.services.dynamodb.DynamoDbClient client,
+    public DynamoDbOutboxStore outboxStore(DynamoDbClient client,
                                     OutboxProperties properties) {
         DynamoDbOutboxStore store = DynamoDbOutboxStore.builder(client)
                 .messagesTable(properties.dynamodb().messagesTable())

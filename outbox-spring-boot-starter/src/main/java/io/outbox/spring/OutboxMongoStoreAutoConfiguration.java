@@ -1,5 +1,6 @@
 package io.outbox.spring;
 
+import com.mongodb.client.MongoClient;
 import io.outbox.store.mongodb.MongoOutboxStore;
 import io.outbox.spi.OutboxStore;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -36,7 +37,7 @@ public class OutboxMongoStoreAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(OutboxStore.class)
-    public MongoOutboxStore outboxStore(com.mongodb.client.MongoClient client, OutboxProperties properties) {
+    public MongoOutboxStore outboxStore(MongoClient client, OutboxProperties properties) {
         MongoOutboxStore.Builder builder = MongoOutboxStore.builder(client)
                 .collectionPrefix(properties.mongodb().collectionPrefix());
         if (properties.mongodb().database() != null) {

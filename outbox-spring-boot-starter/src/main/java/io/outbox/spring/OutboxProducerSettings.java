@@ -1,5 +1,6 @@
 package io.outbox.spring;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -20,7 +21,7 @@ public record OutboxProducerSettings(Map<String, Object> config) {
      */
     public OutboxProducerSettings {
         Objects.requireNonNull(config, "config must not be null");
-        Map<String, Object> copy = new java.util.HashMap<>();
+        Map<String, Object> copy = new HashMap<>();
         config.forEach((k, v) -> {
             if (k != null && v != null) {
                 copy.put(k, v);

@@ -1,6 +1,7 @@
 package io.outbox.spring;
 
 import io.outbox.relay.RelayListener;
+import io.outbox.relay.internal.Redactor;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,7 +20,8 @@ public final class OutboxRelayMonitor implements RelayListener {
      * A bucket whose publishes failed since its last success.
      *
      * @param failures the failed publishes in a row, {@code >= 1}
-     * @param lastError the last error's class and message
+     * @param lastError the last error's class and message, credentials of URLs and of
+     *     {@code password=}-like assignments hidden
      */
     public record Stall(int failures, String lastError) {
     }
@@ -45,7 +47,7 @@ public final class OutboxRelayMonitor implements RelayListener {
 
     @Override
     public void onPublishFailed(int bucket, int acknowledged, Throwable error) {
-        stalled.merge(bucket, new Stall(1, error.toString()),
+        stalled.merge(bucket, new Stall(1, Redactor.patternsOnly().redact(error.toString())),
                 (old, now) -> new Stall(acknowledged > 0 ? 1 : old.failures() + 1, now.lastError()));
     }
 

@@ -1,8 +1,12 @@
 package io.outbox.spring;
 
+import io.outbox.relay.PoisonPolicy;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Turns {@link OutboxProperties} into {@link RelayOptions}, reporting a bad value under its
@@ -22,11 +26,15 @@ final class OutboxRelaySettings {
         PROPERTY_NAMES.put(RelayOptions.ERROR_BACKOFF_MS_CONFIG, "outbox.relay.error-backoff");
         PROPERTY_NAMES.put(RelayOptions.CLOSE_TIMEOUT_MS_CONFIG, "outbox.relay.close-timeout");
         PROPERTY_NAMES.put(RelayOptions.STORE_CONCURRENCY_CONFIG, "outbox.relay.store-concurrency");
-        PROPERTY_NAMES.put(io.outbox.relay.KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG, "outbox.relay.message-id-header");
+        PROPERTY_NAMES.put(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG, "outbox.relay.message-id-header");
+        PROPERTY_NAMES.put(KafkaOutboxPublisher.TIME_IN_OUTBOX_SPAN_CONFIG, "outbox.tracing.time-in-outbox-span");
         PROPERTY_NAMES.put(RelayOptions.POISON_MAX_ATTEMPTS_CONFIG, "outbox.relay.poison-max-attempts");
         PROPERTY_NAMES.put(RelayOptions.POISON_POLICY_CONFIG, "outbox.relay.poison-policy");
         PROPERTY_NAMES.put(RelayOptions.PREFETCH_CONFIG, "outbox.relay.prefetch");
+        PROPERTY_NAMES.put(RelayOptions.METRICS_BACKLOG_BUCKET_ZERO_OWNER_CONFIG,
+                "outbox.relay.metrics-backlog-bucket0-owner-only");
         PROPERTY_NAMES.put(RelayOptions.BUCKET_COUNT_CONFIG, "outbox.bucket-count");
+        PROPERTY_NAMES.put(RelayOptions.BATCH_MAX_BYTES_CONFIG, "outbox.relay.batch-max-bytes");
         PROPERTY_NAMES.put(RelayOptions.BATCH_SIZE_CONFIG, "outbox.relay.batch-size");
         PROPERTY_NAMES.put(RelayOptions.RELAY_ID_CONFIG, "outbox.relay.relay-id");
     }
@@ -45,28 +53,43 @@ final class OutboxRelaySettings {
     static RelayOptions relayOptions(OutboxProperties properties) {
         OutboxProperties.Relay relay = properties.relay();
         try {
-            RelayOptions.Builder builder = RelayOptions.builder()
-                    .bucketCount(properties.bucketCount())
-                    .batchSize(relay.batchSize())
-                    .pollInterval(relay.pollInterval())
-                    .leaseDuration(relay.leaseDuration())
-                    .leaseRenewInterval(relay.leaseRenewInterval())
-                    .errorBackoff(relay.errorBackoff())
-                    .maxErrorBackoff(relay.maxErrorBackoff())
-                    .maxPublishDuration(relay.maxPublishDuration())
-                    .closeTimeout(relay.closeTimeout())
-                    .storeConcurrency(relay.storeConcurrency())
-                    .poisonPolicy(relay.poisonPolicy() == OutboxProperties.PoisonPolicy.DEAD_LETTER
-                            ? io.outbox.relay.PoisonPolicy.DEAD_LETTER : io.outbox.relay.PoisonPolicy.BLOCK)
-                    .poisonMaxAttempts(relay.poisonMaxAttempts())
-                    .prefetch(relay.prefetch());
-            if (relay.relayId() != null) {
-                builder.relayId(relay.relayId());
-            }
+            RelayOptions.Builder builder = RelayOptions.builder().bucketCount(properties.bucketCount());
+            set(relay.relayId(), builder::relayId);
+            set(relay.batchSize(), builder::batchSize);
+            set(relay.batchMaxBytes(), builder::batchMaxBytes);
+            set(relay.pollInterval(), builder::pollInterval);
+            set(relay.leaseDuration(), builder::leaseDuration);
+            set(relay.leaseRenewInterval(), builder::leaseRenewInterval);
+            set(relay.errorBackoff(), builder::errorBackoff);
+            set(relay.maxErrorBackoff(), builder::maxErrorBackoff);
+            set(relay.maxPublishDuration(), builder::maxPublishDuration);
+            set(relay.closeTimeout(), builder::closeTimeout);
+            set(relay.storeConcurrency(), builder::storeConcurrency);
+            set(relay.poisonPolicy(), policy -> builder.poisonPolicy(policy == OutboxProperties.PoisonPolicy.DEAD_LETTER
+                    ? PoisonPolicy.DEAD_LETTER : PoisonPolicy.BLOCK));
+            set(relay.poisonMaxAttempts(), builder::poisonMaxAttempts);
+            set(relay.prefetch(), builder::prefetch);
+            set(relay.metricsBacklogBucket0OwnerOnly(), builder::backlogSampledByBucketZeroOwner);
             return builder.build();
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("Invalid outbox configuration: " + propertyNames(e.getMessage()), e);
         }
+    }
+
+    /** Passes a property's value on; an unset (null) property leaves the option's default. */
+    private static <T> void set(T value, Consumer<T> option) {
+        if (value != null) {
+            option.accept(value);
+        }
+    }
+
+    /**
+     * The starter's property of each relay option and of each publisher option.
+     *
+     * @return {@code outbox.*} property name by option key; unmodifiable
+     */
+    static Map<String, String> properties() {
+        return Collections.unmodifiableMap(PROPERTY_NAMES);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.outbox.spring;
 import io.outbox.OutboxCommitNotifier;
 import io.outbox.OutboxMessage;
 import io.outbox.OutboxMessageFactory;
+import io.outbox.OutboxTracing;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
@@ -29,18 +30,21 @@ abstract class TransactionalOutbox implements Outbox {
      * @param bucketCount the bucket count, {@code >= 1}
      * @param notifier told the buckets a transaction wrote once it committed (rule N1); its
      *     exceptions after the commit are logged
+     * @param tracing where {@link #enqueue(String, String, String)} takes the trace context it
+     *     stores with each message (rule O1)
      */
-    TransactionalOutbox(int bucketCount, OutboxCommitNotifier notifier) {
+    TransactionalOutbox(int bucketCount, OutboxCommitNotifier notifier, OutboxTracing tracing) {
         this.bucketCount = OutboxRelaySettings.bucketCount(bucketCount);
         this.notifier = Objects.requireNonNull(notifier, "notifier must not be null");
         this.strings = OutboxMessageFactory.builder(bucketCount)
                 .keySerializer(new StringSerializer())
                 .valueSerializer(new StringSerializer())
+                .tracing(Objects.requireNonNull(tracing, "tracing must not be null"))
                 .build();
     }
 
     @Override
-    public final void enqueue(List<? extends OutboxMessage> messages) {
+    public final void enqueue(List<OutboxMessage> messages) {
         Objects.requireNonNull(messages, "messages must not be null");
         if (!TransactionSynchronizationManager.isActualTransactionActive()
                 || !TransactionSynchronizationManager.isSynchronizationActive()) {
@@ -84,7 +88,7 @@ abstract class TransactionalOutbox implements Outbox {
      * @param messages validated, not empty
      * @throws IllegalTransactionStateException if the active transaction is not the store's
      */
-    abstract void write(List<? extends OutboxMessage> messages);
+    abstract void write(List<OutboxMessage> messages);
 
     /**
      * Lets the notifier put its notification into the transaction, right before the commit

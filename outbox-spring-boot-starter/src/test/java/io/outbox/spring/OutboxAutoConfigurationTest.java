@@ -8,11 +8,24 @@ import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.outbox.relay.KafkaOutboxPublisher;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.outbox.OutboxHeader;
+import io.outbox.OutboxMessage;
+import io.outbox.OutboxTracing;
 import io.outbox.relay.MicrometerRelayMetrics;
 import io.outbox.relay.OutboxPublisher;
 import io.outbox.relay.OutboxRelay;
+import io.outbox.relay.RelayMeter;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.OutboxStore;
 import io.outbox.store.dynamodb.DynamoDbOutboxStore;
 import io.outbox.store.jdbc.JdbcOutboxStore;
@@ -31,8 +44,11 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
@@ -61,7 +77,7 @@ class OutboxAutoConfigurationTest {
     }
 
     /** Without Spring Boot's DataSource auto-configuration (which would start an embedded H2). */
-    private static ApplicationContextRunner runner() {
+    static ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(OutboxJdbcStoreAutoConfiguration.class,
                         OutboxMongoStoreAutoConfiguration.class, OutboxDynamoDbStoreAutoConfiguration.class,
@@ -72,7 +88,7 @@ class OutboxAutoConfigurationTest {
                         "outbox.create-schema=true");
     }
 
-    private static ApplicationContextRunner jdbc() {
+    static ApplicationContextRunner jdbc() {
         return runner().withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
                         DataSourceTransactionManagerAutoConfiguration.class)).withPropertyValues(
                 "spring.datasource.url=jdbc:h2:mem:ctx" + UUID.randomUUID().toString().replace("-", "")
@@ -103,10 +119,11 @@ class OutboxAutoConfigurationTest {
                         "outbox.relay.poll-interval=250ms", "outbox.relay.lease-duration=20s",
                         "outbox.relay.lease-renew-interval=5s", "outbox.relay.relay-id=orders-relay-1",
                         "outbox.relay.store-concurrency=2", "outbox.relay.close-timeout=3s",
-                        "outbox.relay.prefetch=false")
+                        "outbox.relay.prefetch=false", "outbox.relay.batch-max-bytes=8388608")
                 .run(context -> {
                     RelayOptions options = context.getBean(RelayOptions.class);
                     assertThat(options.prefetch()).isFalse();
+                    assertThat(options.batchMaxBytes()).isEqualTo(8_388_608L);
                     assertThat(options.bucketCount()).isEqualTo(16);
                     assertThat(options.batchSize()).isEqualTo(50);
                     assertThat(options.pollInterval()).hasMillis(250);
@@ -136,8 +153,8 @@ class OutboxAutoConfigurationTest {
     @Test
     void n1_notifierWakesTheLocalRelay_unknownTransportFailsNamingIt() {
         jdbc().run(context -> {
-            assertThat(context).hasSingleBean(io.outbox.relay.OutboxNotifier.class);
-            assertThat(context).doesNotHaveBean(io.outbox.relay.NotificationTransport.class);
+            assertThat(context).hasSingleBean(io.outbox.notify.OutboxNotifier.class);
+            assertThat(context).doesNotHaveBean(io.outbox.notify.NotificationTransport.class);
         });
         jdbc().withPropertyValues("outbox.notify.transport=carrier-pigeon").run(context -> {
             assertThat(context).hasFailed();
@@ -163,9 +180,13 @@ class OutboxAutoConfigurationTest {
         jdbc().withUserConfiguration(Meters.class).run(context -> {
             assertThat(context).hasSingleBean(MicrometerRelayMetrics.class);
             MeterRegistry registry = context.getBean(MeterRegistry.class);
-            assertThat(registry.find("outbox.relay.owned.buckets").gauge()).isNotNull();
-            assertThat(registry.find("outbox.relay.published").counter()).isNotNull();
-            assertThat(registry.find("outbox.relay.pending.messages").gauge()).isNotNull();
+            // O3: every declared meter but those that appear at a first event: the transport's first
+            // report (none here) and a cause's first message failure.
+            for (RelayMeter meter : RelayMeter.values()) {
+                if (!meter.meterName().startsWith("outbox.notify.") && meter != RelayMeter.MESSAGE_FAILURES) {
+                    assertThat(registry.find(meter.meterName()).meters()).as("%s", meter.meterName()).isNotEmpty();
+                }
+            }
         });
     }
 
@@ -194,6 +215,11 @@ class OutboxAutoConfigurationTest {
             assertThat(context).hasFailed();
             assertThat(allMessages(context.getStartupFailure()))
                     .contains("outbox.relay.batch-size").contains("but was 0");
+        });
+        jdbc().withPropertyValues("outbox.relay.batch-max-bytes=0").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(allMessages(context.getStartupFailure()))
+                    .contains("outbox.relay.batch-max-bytes").contains("but was 0");
         });
         jdbc().withPropertyValues("outbox.relay.lease-duration=5s", "outbox.relay.lease-renew-interval=10s")
                 .run(context -> assertThat(allMessages(context.getStartupFailure()))
@@ -295,6 +321,51 @@ class OutboxAutoConfigurationTest {
                 });
     }
 
+    /** The application's OpenTelemetry, disabled by the property, or the global one; the enqueue follows. */
+    @Test
+    void o1_theTracingBeanFollowsTheApplicationsOpenTelemetryAndTheProperty() {
+        jdbc().run(context -> {
+            assertThat(context.getBean(OutboxTracing.class)).isSameAs(OutboxTracing.global());
+            assertThat(context.getBean(KafkaOutboxPublisher.class).tracingTimeInOutboxSpan()).isFalse();
+        });
+        try (OpenTelemetrySdk sdk = recordingSdk()) {
+            jdbc().withBean(OpenTelemetry.class, () -> sdk)
+                    .withPropertyValues("outbox.tracing.time-in-outbox-span=true").run(context -> {
+                        assertThat(context.getBean(OutboxTracing.class).openTelemetry()).isSameAs(sdk);
+                        assertThat(context.getBean(KafkaOutboxPublisher.class).tracingTimeInOutboxSpan()).isTrue();
+                        assertThat(enqueueInsideASpan(context, sdk).headers()).extracting(OutboxHeader::key)
+                                .containsExactly("traceparent");
+                    });
+        }
+        try (OpenTelemetrySdk sdk = recordingSdk()) {
+            jdbc().withBean(OpenTelemetry.class, () -> sdk).withPropertyValues("outbox.tracing.enabled=false")
+                    .run(context -> {
+                        assertThat(context.getBean(OutboxTracing.class)).isSameAs(OutboxTracing.disabled());
+                        assertThat(enqueueInsideASpan(context, sdk).headers()).isEmpty();
+                    });
+        }
+    }
+
+    private static OpenTelemetrySdk recordingSdk() {
+        return OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder()
+                        .addSpanProcessor(SimpleSpanProcessor.create(InMemorySpanExporter.create())).build())
+                .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance())).build();
+    }
+
+    private static OutboxMessage enqueueInsideASpan(ApplicationContext context, OpenTelemetry otel) {
+        TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+        Span span = otel.getTracer("test").spanBuilder("request").startSpan();
+        assertThat(span.getSpanContext().isValid()).as("a valid span around the enqueue").isTrue();
+        Scope scope = span.makeCurrent();
+        try {
+            return tx.execute(status -> context.getBean(Outbox.class).enqueue("orders", "k", "v"));
+        } finally {
+            scope.close();
+            span.end();
+        }
+    }
+
     static String allMessages(Throwable t) {
         StringBuilder b = new StringBuilder();
         for (Throwable e = t; e != null; e = e.getCause()) {
@@ -336,7 +407,7 @@ class OutboxAutoConfigurationTest {
         Outbox userOutbox() {
             return new Outbox() {
                 @Override
-                public void enqueue(java.util.List<? extends io.outbox.OutboxMessage> messages) {
+                public void enqueue(java.util.List<io.outbox.OutboxMessage> messages) {
                 }
 
                 @Override

@@ -24,4 +24,14 @@ class OutboxRelayMonitorTest {
         assertThat(monitor.stalledBuckets()).as("a bucket given up is no longer reported").isEmpty();
         assertThat(monitor.ownedBuckets()).containsExactly(0, 1);
     }
+
+    @Test
+    void r3_theLastErrorShownHidesCredentials() {
+        OutboxRelayMonitor monitor = new OutboxRelayMonitor();
+        monitor.onOwnedBucketsChanged(List.of(0));
+        monitor.onPublishFailed(0, 0, new IllegalStateException("cannot reach https://sr:sr-pw-1@registry/x with "
+                + "basic.auth.user.info=sr:sr-pw-2"));
+        assertThat(monitor.stalledBuckets().get(0).lastError()).doesNotContain("sr-pw-1", "sr-pw-2")
+                .contains("https://sr:[hidden]@registry/x", "basic.auth.user.info=[hidden]");
+    }
 }

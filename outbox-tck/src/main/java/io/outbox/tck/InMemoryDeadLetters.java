@@ -6,7 +6,9 @@ import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.HeadFailure;
+import io.outbox.spi.Pending;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,50 +32,49 @@ import java.util.function.LongSupplier;
  * {@link ConcurrentMap#remove(Object, Object)}, so a message is either published or moved,
  * never both. The failing heads' records ({@link DeadLetters#recordHeadFailure}) are a map by
  * bucket, reported only while their message is the bucket's head.
- *
- * @param <M> the store's own message type, carrying its sequence number
  */
-final class InMemoryDeadLetters<M extends OutboxMessage> {
+final class InMemoryDeadLetters implements DeadLetters {
 
     private final Clock clock;
-    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, M>> messages;
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, Pending>> messages;
     private final LongSupplier nextSequence;
-    private final BiFunction<OutboxMessage, Long, M> stored;
+    private final BiFunction<OutboxMessage, Long, Pending> stored;
     private final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
     private final Map<Integer, HeadFailure> headFailures = new HashMap<>();
 
-    InMemoryDeadLetters(Clock clock, ConcurrentMap<Integer, ConcurrentNavigableMap<Long, M>> messages,
-                        LongSupplier nextSequence, BiFunction<OutboxMessage, Long, M> stored) {
+    InMemoryDeadLetters(Clock clock, ConcurrentMap<Integer, ConcurrentNavigableMap<Long, Pending>> messages,
+                        LongSupplier nextSequence, BiFunction<OutboxMessage, Long, Pending> stored) {
         this.clock = clock;
         this.messages = messages;
         this.nextSequence = nextSequence;
         this.stored = stored;
     }
 
-    synchronized boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
-        requireBucket(bucket);
+    @Override
+    public synchronized boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        StoreArguments.requireBucket(bucket);
         Objects.requireNonNull(messageId, "messageId must not be null");
         Objects.requireNonNull(failure, "failure must not be null");
-        ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
+        ConcurrentNavigableMap<Long, Pending> rows = messages.get(bucket);
         if (rows == null) {
             return false;
         }
-        for (Map.Entry<Long, M> row : rows.entrySet()) {
-            M m = row.getValue();
+        for (Map.Entry<Long, Pending> row : rows.entrySet()) {
+            OutboxMessage m = row.getValue().message();
             if (!m.messageId().equals(messageId)) {
                 continue;
             }
             DeadLetter existing = deadLetters.get(messageId.toString());
-            if (existing != null && !existing.sameRecord(m.topic(), m.key(), m.value(), m.encodedHeaders(),
-                    m.partition())) {
+            byte[] headers = StoredMessages.encodedHeaders(m);
+            if (existing != null && !existing.sameRecord(m.topic(), m.key(), m.value(), headers, m.partition())) {
                 throw new DeadLetterConflictException(bucket, messageId, "the in-memory dead letters");
             }
-            if (!rows.remove(row.getKey(), m)) {
+            if (!rows.remove(row.getKey(), row.getValue())) {
                 return false; // published meanwhile
             }
             // A repeat of a dead letter (same record) keeps the first one's creation time, with the new failure.
             deadLetters.put(messageId.toString(), new DeadLetter(messageId, bucket, m.topic(), m.key(), m.value(),
-                    m.encodedHeaders(), m.partition(), existing == null ? m.createdAt() : existing.createdAt(), failure,
+                    headers, m.partition(), existing == null ? m.createdAt() : existing.createdAt(), failure,
                     Instant.ofEpochMilli(clock.millis())));
             HeadFailure head = headFailures.get(bucket);
             if (head != null && head.messageId().equals(messageId)) {
@@ -84,48 +85,53 @@ final class InMemoryDeadLetters<M extends OutboxMessage> {
         return false;
     }
 
-    synchronized boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
-        requireBucket(bucket);
+    @Override
+    public synchronized boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        StoreArguments.requireBucket(bucket);
         Objects.requireNonNull(messageId, "messageId must not be null");
         Objects.requireNonNull(failure, "failure must not be null");
-        ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
-        if (rows == null || rows.values().stream().noneMatch(m -> m.messageId().equals(messageId))) {
+        ConcurrentNavigableMap<Long, Pending> rows = messages.get(bucket);
+        if (rows == null || rows.values().stream().noneMatch(p -> p.message().messageId().equals(messageId))) {
             return false;
         }
         headFailures.put(bucket, new HeadFailure(bucket, messageId, failure));
         return true;
     }
 
-    synchronized List<HeadFailure> headFailures(List<Integer> buckets) {
+    @Override
+    public synchronized List<HeadFailure> headFailures(List<Integer> buckets) {
         List<HeadFailure> found = new ArrayList<>();
         for (int bucket : StoreArguments.requireBuckets(buckets)) {
             HeadFailure head = headFailures.get(bucket);
-            ConcurrentNavigableMap<Long, M> rows = messages.get(bucket);
-            Map.Entry<Long, M> first = rows == null ? null : rows.firstEntry();
-            if (head != null && first != null && first.getValue().messageId().equals(head.messageId())) {
+            ConcurrentNavigableMap<Long, Pending> rows = messages.get(bucket);
+            Map.Entry<Long, Pending> first = rows == null ? null : rows.firstEntry();
+            if (head != null && first != null && first.getValue().message().messageId().equals(head.messageId())) {
                 found.add(head);
             }
         }
         return List.copyOf(found);
     }
 
-    synchronized List<DeadLetter> list(UUID after, int limit) {
+    @Override
+    public synchronized List<DeadLetter> deadLetters(UUID after, int limit) {
         DeadLetters.requireLimit(limit);
         Map<String, DeadLetter> tail = after == null ? deadLetters : deadLetters.tailMap(after.toString(), false);
         return tail.values().stream().limit(limit).toList();
     }
 
-    synchronized Optional<DeadLetter> get(UUID messageId) {
+    @Override
+    public synchronized Optional<DeadLetter> deadLetter(UUID messageId) {
         return Optional.ofNullable(deadLetters.get(Objects.requireNonNull(messageId, "messageId must not be null")
                 .toString()));
     }
 
-    synchronized boolean replay(UUID messageId) {
+    @Override
+    public synchronized boolean replayDeadLetter(UUID messageId) {
         DeadLetter d = deadLetters.get(Objects.requireNonNull(messageId, "messageId must not be null").toString());
         if (d == null) {
             return false;
         }
-        OutboxMessage m = new OutboxMessage(d.messageId(), d.bucket(), d.topic(), d.key(), d.value(),
+        OutboxMessage m = StoredMessages.rebuild(d.messageId(), d.bucket(), d.topic(), d.key(), d.value(),
                 d.decodedHeaders(), d.partition(), d.createdAt());
         long sequence = nextSequence.getAsLong();
         messages.computeIfAbsent(d.bucket(), b -> new ConcurrentSkipListMap<>()).put(sequence, stored.apply(m, sequence));
@@ -133,13 +139,8 @@ final class InMemoryDeadLetters<M extends OutboxMessage> {
         return true;
     }
 
-    synchronized boolean purge(UUID messageId) {
+    @Override
+    public synchronized boolean purgeDeadLetter(UUID messageId) {
         return deadLetters.remove(Objects.requireNonNull(messageId, "messageId must not be null").toString()) != null;
-    }
-
-    private static void requireBucket(int bucket) {
-        if (bucket < 0) {
-            throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
-        }
     }
 }

@@ -1,17 +1,18 @@
 package io.outbox.tck;
 
 import io.outbox.OutboxMessage;
-import io.outbox.spi.DeadLetter;
-import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.DeadLetters;
-import io.outbox.spi.HeadFailure;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
-import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.LeaseTable;
+import io.outbox.spi.LeaseView;
+import io.outbox.spi.Pending;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -19,6 +20,7 @@ import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +34,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -41,16 +42,18 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A thread-safe, in-memory reference implementation of the store SPI and all five capabilities
- * (C1 {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}, C4
- * {@link DeadLetters}, C5 {@link ReadAhead}); it passes the
- * whole compatibility kit. Use it in tests of code around the relay, and read it as the template
- * for a custom store: every method maps one-to-one onto what a database store does.
+ * (C1 {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease} and C5
+ * {@link ReadAhead} by the store itself, C4 {@link DeadLetters} by its dead letters' own object,
+ * each returned by its accessor); it passes the whole compatibility kit. Use it in tests of code
+ * around the relay, and read it as the template for a custom store: every method maps one-to-one
+ * onto what a database store does.
  *
  * <ul>
  *   <li>Messages live per bucket in a map sorted by a sequence number reserved at enqueue (E5),
  *       like an auto-increment id or a per-bucket counter; {@link #nextBatch} reads the lowest
- *       sequences (S1), {@link #markPublished} deletes by that native id (S2), carried in a
- *       subclass of {@link OutboxMessage}; {@link #nextBatchExcluding} (C5) walks the same order
+ *       sequences and stops at the count or the byte budget (S1, {@link BatchBytes}),
+ *       {@link #markPublished} deletes by that native id (S2), carried as the handle of each
+ *       {@link Pending} entry; {@link #nextBatchExcluding} (C5) walks the same order
  *       and skips the sequences of the batch in flight, the twin of {@code id NOT IN (...)}.</li>
  *   <li>Leases are one record per bucket. Every transition is one atomic conditional write on the
  *       record as it was read ({@link ConcurrentMap#replace(Object, Object, Object)}, the
@@ -67,15 +70,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * methods are thread-safe.
  *
  * <h2>As a base</h2>
- * The class is open for extension: a subclass may override any SPI method to wrap it (count
- * calls, add latency, inject a fault for a test of code around the relay) and call
- * {@code super} for the reference behaviour; its constructor takes a {@link Builder}. Every argument check is
- * {@link StoreArguments}' and the lease recipe is {@link LeaseAcquisition}'s, so a subclass, like
- * any store, inherits the exact behaviour the kit pins. The kit's fixture for this store,
+ * The class is open for extension: a subclass may override any SPI method, and any capability
+ * accessor, to wrap it (count calls, add latency, inject a fault for a test of code around the
+ * relay) and call {@code super} for the reference behaviour; its constructor takes a
+ * {@link Builder}. Every argument check is {@link StoreArguments}' and the lease recipe is
+ * {@link LeaseAcquisition}'s, so a subclass, like any store, inherits the exact behaviour the kit
+ * pins. The kit's fixture for this store,
  * {@link InMemoryOutboxStoreTck}, is the template for a non-JDBC store's fixture.
  */
-public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters, ReadAhead {
+public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal.Self, PendingMetrics.Self,
+        LeaseRelease.Self, ReadAhead.Self, LeaseView.Self {
 
     /**
      * The default largest payload: 1,000,000 bytes, which a Kafka producer and broker on their
@@ -86,11 +90,10 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     private final Clock clock;
     private final long maxPayloadBytes;
     private final AtomicLong sequence = new AtomicLong();
-    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, InMemoryStoredMessage>> messages =
-            new ConcurrentHashMap<>();
+    private final ConcurrentMap<Integer, ConcurrentNavigableMap<Long, Pending>> messages = new ConcurrentHashMap<>();
     private final ConcurrentMap<Integer, BucketLease> leases = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Long> heartbeats = new ConcurrentHashMap<>();
-    private final InMemoryDeadLetters<InMemoryStoredMessage> deadLetters;
+    private final InMemoryDeadLetters deadLetters;
     private final InMemoryLeases leaseStore = new InMemoryLeases();
     private final LeaseAcquisition acquisition = new LeaseAcquisition();
 
@@ -103,8 +106,8 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     protected InMemoryOutboxStore(Builder builder) {
         this.clock = builder.clock;
         this.maxPayloadBytes = builder.maxPayloadBytes;
-        this.deadLetters = new InMemoryDeadLetters<>(clock, messages, sequence::incrementAndGet,
-                (message, seq) -> new InMemoryStoredMessage(this, message, seq));
+        this.deadLetters = new InMemoryDeadLetters(clock, messages, sequence::incrementAndGet,
+                (message, seq) -> new Pending(message, new Row(this, seq)));
     }
 
     /**
@@ -119,7 +122,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     /**
      * The largest payload this store accepts.
      *
-     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     * @return the limit on {@link StoredMessages#payloadSize}, in bytes
      */
     public long maxPayloadBytes() {
         return maxPayloadBytes;
@@ -129,10 +132,10 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
      * Enqueues messages in one transaction that commits at once (E4).
      *
      * @param batch the messages; not null, no null elements
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     * @throws io.outbox.OutboxPayloadTooLargeException if a message is over the limit;
      *     nothing is written then
      */
-    public void enqueue(List<? extends OutboxMessage> batch) {
+    public void enqueue(List<OutboxMessage> batch) {
         Transaction tx = begin();
         tx.enqueue(batch);
         tx.commit();
@@ -142,7 +145,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
      * Enqueues messages in one transaction that commits at once (E4).
      *
      * @param batch the messages; no null elements
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+     * @throws io.outbox.OutboxPayloadTooLargeException if a message is over the limit;
      *     nothing is written then
      */
     public void enqueue(OutboxMessage... batch) {
@@ -165,7 +168,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
      */
     public final class Transaction {
 
-        private final List<InMemoryStoredMessage> pending = new ArrayList<>();
+        private final List<Pending> pending = new ArrayList<>();
         private boolean done;
 
         private Transaction() {
@@ -175,18 +178,19 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
          * Adds messages to the transaction.
          *
          * @param batch the messages; not null, no null elements
-         * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message is over the limit;
+         * @throws io.outbox.OutboxPayloadTooLargeException if a message is over the limit;
          *     the transaction is left as it was
          * @throws IllegalStateException if the transaction has ended
          */
-        public void enqueue(List<? extends OutboxMessage> batch) {
+        public void enqueue(List<OutboxMessage> batch) {
             requireOpen();
             Objects.requireNonNull(batch, "batch must not be null");
             for (OutboxMessage m : batch) {
-                Objects.requireNonNull(m, "batch must not contain null").requirePayloadAtMost(maxPayloadBytes);
+                StoredMessages.requirePayloadAtMost(Objects.requireNonNull(m, "batch must not contain null"),
+                        maxPayloadBytes);
             }
             for (OutboxMessage m : batch) {
-                pending.add(new InMemoryStoredMessage(InMemoryOutboxStore.this, m, sequence.incrementAndGet()));
+                pending.add(row(m));
             }
         }
 
@@ -198,8 +202,8 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         public void commit() {
             requireOpen();
             done = true;
-            for (InMemoryStoredMessage m : pending) {
-                rowsOf(m.bucket()).put(m.sequence, m);
+            for (Pending row : pending) {
+                rowsOf(row.message().bucket()).put(sequenceOf(row), row);
             }
         }
 
@@ -319,6 +323,18 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         return List.copyOf(held);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The same snapshot of the maps the acquire recipe reads (C6).
+     */
+    @Override
+    public LeaseTable leaseTable(int bucketCount) {
+        LeaseTable.requireBucketCount(bucketCount);
+        LeaseSnapshot snapshot = leaseStore.readSnapshot(bucketCount);
+        return LeaseTable.of(clock.millis(), snapshot.heartbeats(), snapshot.leases(), bucketCount);
+    }
+
     @Override
     public void releaseBucketLeases(String relayId) {
         Objects.requireNonNull(relayId, "relayId must not be null");
@@ -335,7 +351,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     public List<Integer> bucketsWithPending(List<Integer> buckets) {
         List<Integer> pending = new ArrayList<>();
         for (int bucket : StoreArguments.requireBuckets(buckets)) {
-            Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+            Map<Long, Pending> rows = messages.get(bucket);
             if (rows != null && !rows.isEmpty()) {
                 pending.add(bucket);
             }
@@ -344,10 +360,11 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
     }
 
     @Override
-    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+    public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
-        return oldest(bucket, maxCount, Set.of());
+        StoreArguments.requireMaxBytes(maxBytes);
+        return oldest(bucket, maxCount, maxBytes, Set.of());
     }
 
     /**
@@ -356,46 +373,54 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
      * <p>Walks the bucket in sequence order and skips the sequences of {@code inFlight}.
      */
     @Override
-    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+    public List<Pending> nextBatchExcluding(int bucket, List<Pending> inFlight, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
+        StoreArguments.requireMaxBytes(maxBytes);
         Objects.requireNonNull(inFlight, "inFlight must not be null");
         Set<Long> excluded = new HashSet<>();
-        for (OutboxMessage m : inFlight) {
-            if (Objects.requireNonNull(m, "inFlight must not contain null") instanceof InMemoryStoredMessage stored
-                    && stored.store == this) {
-                excluded.add(stored.sequence);
+        for (Pending p : inFlight) {
+            if (Objects.requireNonNull(p, "inFlight must not contain null").handle() instanceof Row row
+                    && row.store() == this) {
+                excluded.add(row.sequence());
             }
         }
-        return oldest(bucket, maxCount, excluded);
+        return oldest(bucket, maxCount, maxBytes, excluded);
     }
 
-    /** The bucket's lowest sequences but the excluded ones, at most {@code maxCount}. */
-    private List<OutboxMessage> oldest(int bucket, int maxCount, Set<Long> excluded) {
-        ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+    /**
+     * The bucket's lowest sequences but the excluded ones, at most {@code maxCount} and within
+     * {@code maxBytes} (S1): the walk stops at the first message the budget refuses.
+     */
+    private List<Pending> oldest(int bucket, int maxCount, long maxBytes, Set<Long> excluded) {
+        ConcurrentNavigableMap<Long, Pending> rows = messages.get(bucket);
         if (rows == null) {
             return List.of();
         }
-        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
-        for (InMemoryStoredMessage m : rows.values()) {
+        List<Pending> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        BatchBytes budget = new BatchBytes(maxBytes);
+        for (Map.Entry<Long, Pending> row : rows.entrySet()) {
             if (batch.size() == maxCount) {
                 break;
             }
-            if (!excluded.contains(m.sequence)) {
-                batch.add(m);
+            if (!excluded.contains(row.getKey())) {
+                if (!budget.admit(row.getValue().message())) {
+                    break;
+                }
+                batch.add(row.getValue());
             }
         }
         return List.copyOf(batch);
     }
 
     @Override
-    public void markPublished(int bucket, List<OutboxMessage> published) {
-        List<InMemoryStoredMessage> stored = StoreArguments.requirePublished(bucket, published, InMemoryStoredMessage.class,
-                m -> m.store == this, "this in-memory store");
-        Map<Long, InMemoryStoredMessage> rows = messages.get(bucket);
+    public void markPublished(int bucket, List<Pending> published) {
+        List<Row> handles = StoreArguments.requirePublished(bucket, published, Row.class, row -> row.store() == this,
+                "this in-memory store");
+        Map<Long, Pending> rows = messages.get(bucket);
         if (rows != null) {
-            for (InMemoryStoredMessage m : stored) {
-                rows.remove(m.sequence, m);
+            for (Row row : handles) {
+                rows.remove(row.sequence());
             }
         }
     }
@@ -405,50 +430,26 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         Objects.requireNonNull(timeout, "timeout must not be null");
         long count = 0;
         Instant oldest = null;
-        for (ConcurrentNavigableMap<Long, InMemoryStoredMessage> rows : messages.values()) {
-            for (InMemoryStoredMessage m : rows.values()) {
+        for (ConcurrentNavigableMap<Long, Pending> rows : messages.values()) {
+            for (Pending row : rows.values()) {
                 count++;
-                if (oldest == null || m.createdAt().isBefore(oldest)) {
-                    oldest = m.createdAt();
+                Instant createdAt = row.message().createdAt();
+                if (oldest == null || createdAt.isBefore(oldest)) {
+                    oldest = createdAt;
                 }
             }
         }
         return new PendingSnapshot(count, oldest);
     }
 
+    /**
+     * C4: the dead letters, a map beside the pending rows; moves and replays take one lock.
+     *
+     * @return the store's dead letters
+     */
     @Override
-    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.move(bucket, messageId, failure);
-    }
-
-    @Override
-    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.recordHeadFailure(bucket, messageId, failure);
-    }
-
-    @Override
-    public List<HeadFailure> headFailures(List<Integer> buckets) {
-        return deadLetters.headFailures(buckets);
-    }
-
-    @Override
-    public List<DeadLetter> deadLetters(UUID after, int limit) {
-        return deadLetters.list(after, limit);
-    }
-
-    @Override
-    public Optional<DeadLetter> deadLetter(UUID messageId) {
-        return deadLetters.get(messageId);
-    }
-
-    @Override
-    public boolean replayDeadLetter(UUID messageId) {
-        return deadLetters.replay(messageId);
-    }
-
-    @Override
-    public boolean purgeDeadLetter(UUID messageId) {
-        return deadLetters.purge(messageId);
+    public Optional<DeadLetters> deadLetters() {
+        return Optional.of(deadLetters);
     }
 
     /**
@@ -460,12 +461,20 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
      * @param message the message; not null
      */
     public void insertRow(int bucket, OutboxMessage message) {
-        Objects.requireNonNull(message, "message must not be null");
-        InMemoryStoredMessage row = new InMemoryStoredMessage(this, message, sequence.incrementAndGet());
-        rowsOf(bucket).put(row.sequence, row);
+        Pending row = row(Objects.requireNonNull(message, "message must not be null"));
+        rowsOf(bucket).put(sequenceOf(row), row);
     }
 
-    private ConcurrentNavigableMap<Long, InMemoryStoredMessage> rowsOf(int bucket) {
+    private static long sequenceOf(Pending row) {
+        return ((Row) row.handle()).sequence();
+    }
+
+    /** A message as stored: with the next sequence number, this store's native id (E5). */
+    private Pending row(OutboxMessage message) {
+        return new Pending(message, new Row(this, sequence.incrementAndGet()));
+    }
+
+    private ConcurrentNavigableMap<Long, Pending> rowsOf(int bucket) {
         return messages.computeIfAbsent(bucket, b -> new ConcurrentSkipListMap<>());
     }
 
@@ -493,16 +502,11 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         return List.copyOf(pending);
     }
 
-    /** A message as stored, carrying its sequence number: the native id of this store. */
-    private static final class InMemoryStoredMessage extends OutboxMessage {
-        private final InMemoryOutboxStore store;
-        private final long sequence;
-
-        InMemoryStoredMessage(InMemoryOutboxStore store, OutboxMessage message, long sequence) {
-            super(message);
-            this.store = store;
-            this.sequence = sequence;
-        }
+    /**
+     * The handle of a row: its sequence number, the native id of this store, and the store that
+     * made it (a database store's handle names its table instead).
+     */
+    private record Row(InMemoryOutboxStore store, long sequence) {
     }
 
     /** Does nothing: the store owns no resource outside the heap, and its data stays readable. */
@@ -534,7 +538,7 @@ public class InMemoryOutboxStore implements CloseableOutboxStore, LeaseRenewal, 
         /**
          * Sets the largest payload accepted (S10).
          *
-         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()}, in bytes, {@code >= 0};
+         * @param maxPayloadBytes the limit on {@link StoredMessages#payloadSize}, in bytes, {@code >= 0};
          *     default {@value InMemoryOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
          * @return this builder
          * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}, naming the value

@@ -1,5 +1,6 @@
 package io.outbox.tck;
 
+import static io.outbox.tck.KitRule.Binding.REQUIRED;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.InboxRetention;
@@ -10,14 +11,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The inbox compatibility kit: one test per inbox rule (I1: the marker commits with the
@@ -41,8 +38,10 @@ import org.junit.jupiter.api.Test;
  * Time for markers and retention comes from a {@link TckClock} the kit moves; only the
  * concurrency tests take wall-clock time, bounded by {@link #concurrencyTimeout()}.
  *
- * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes.
+ * <p>Each test carries a {@link KitRule}: its rule, what it checks and where to look when it fails;
+ * a failure's message starts with the rule id and ends with that hint.
  */
+@ExtendWith({RuleHints.class, KitSummary.class})
 public abstract class InboxTck {
 
     /** The retention window the kit configures (simulated time). */
@@ -50,6 +49,9 @@ public abstract class InboxTck {
 
     /** The cleanup batch size the kit configures. */
     protected static final int BATCH_SIZE = 3;
+
+    /** The setting named when a call runs out of time. */
+    private static final String CALL_TIMEOUT = "InboxTck.callTimeout()";
 
     /** Where the clock starts: a fixed instant far from the machine's own time. */
     private static final Instant START = Instant.parse("2032-05-06T07:08:09.010Z");
@@ -197,6 +199,16 @@ public abstract class InboxTck {
         return Duration.ofSeconds(60);
     }
 
+    /**
+     * The wall-clock limit for one call into the fixture or the inbox: a call that takes longer
+     * fails the test's rule, naming the call, instead of hanging the build.
+     *
+     * @return 10 s by default
+     */
+    protected Duration callTimeout() {
+        return Duration.ofSeconds(10);
+    }
+
     // ---------------------------------------------------------------------------------------
     // Lifecycle
     // ---------------------------------------------------------------------------------------
@@ -244,11 +256,13 @@ public abstract class InboxTck {
         return clock;
     }
 
+    /** A fixture the kit calls through a bounded view: every call returns within {@link #callTimeout()}. */
     private InboxFixture openFixture() throws Exception {
-        InboxFixture f = open(clock, RETENTION, BATCH_SIZE);
+        InboxFixture f = BoundedCalls.call(callTimeout(), CALL_TIMEOUT, "open(clock, retention, batchSize)",
+                () -> open(clock, RETENTION, BATCH_SIZE));
         assertThat(f).as("open(clock, retention, batchSize) returned null").isNotNull();
         opened.add(f);
-        return f;
+        return BoundedCalls.bounded(InboxFixture.class, f, callTimeout(), CALL_TIMEOUT);
     }
 
     private InboxFixture inbox() throws Exception {
@@ -267,17 +281,18 @@ public abstract class InboxTck {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * I1: the first delivery of an id says first and commits the marker with the effect; every
-     * later one says repeat and adds no effect.
-     *
-     * <p>If this test fails, check: that the insert-if-absent reports "inserted" from the
-     * statement's own result (update count, upserted id, condition outcome), not from a read
-     * before it; that the marker is written on the caller's transaction (connection, session,
-     * transaction items) and not on a connection of its own.
+     * A test of rule I1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I1", binding = REQUIRED,
+            checks = "the first delivery of an id says first and commits the marker with the effect; every later "
+                    + "one says repeat and adds no effect.",
+            ifThisFails = "that the insert-if-absent reports \"inserted\" from the statement's own result "
+                    + "(update count, upserted id, condition outcome), not from a read before it; that the "
+                    + "marker is written on the caller's transaction (connection, session, transaction items) "
+                    + "and not on a connection of its own.")
     public void required_I1_firstDeliveryOnceThenRepeats() throws Exception {
         UUID id = UUID.randomUUID();
         assertThat(deliver("billing", id)).as("first delivery of %s", id).isTrue();
@@ -291,20 +306,21 @@ public abstract class InboxTck {
     }
 
     /**
-     * I1: many consumers of the same name, each with its own connection or client, deliver the
-     * same id at the same time, each holding its transaction open for a moment: exactly one
-     * commits a first delivery, and exactly one effect exists.
-     *
-     * <p>If this test fails, check: that "first" comes from one atomic insert-if-absent guarded by
-     * a unique key on (consumer, message id), never a check-then-insert; that a transaction
-     * meeting another's uncommitted marker waits for it (or fails with a conflict the application
-     * retries) instead of inserting beside it; that a duplicate-key error raised by such a race is
-     * read as a repeat, not as a failure; that the backend really detects write conflicts between
-     * transactions (an emulator that lets the last commit win cannot pass this test).
+     * A test of rule I1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I1", binding = REQUIRED,
+            checks = "many consumers of the same name, each with its own connection or client, deliver the same "
+                    + "id at the same time, each holding its transaction open for a moment: exactly one commits "
+                    + "a first delivery, and exactly one effect exists.",
+            ifThisFails = "that \"first\" comes from one atomic insert-if-absent guarded by a unique key on "
+                    + "(consumer, message id), never a check-then-insert; that a transaction meeting another's "
+                    + "uncommitted marker waits for it (or fails with a conflict the application retries) "
+                    + "instead of inserting beside it; that a duplicate-key error raised by such a race is read "
+                    + "as a repeat, not as a failure; that the backend really detects write conflicts between "
+                    + "transactions (an emulator that lets the last commit win cannot pass this test).")
     public void required_I1_concurrentDeliveriesOfOneIdHaveExactlyOneFirst() throws Exception {
         int consumers = concurrentConsumers();
         List<InboxFixture> fixtures = new ArrayList<>();
@@ -328,16 +344,17 @@ public abstract class InboxTck {
     }
 
     /**
-     * I1: a delivery whose transaction rolls back leaves neither marker nor effect, and the next
-     * delivery of the id is a first one.
-     *
-     * <p>If this test fails, check: that the marker is written inside the caller's transaction
-     * (not in auto-commit, not on another connection, not outside the session's transaction,
-     * not by a separate request before the caller's transaction items).
+     * A test of rule I1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I1", binding = REQUIRED,
+            checks = "a delivery whose transaction rolls back leaves neither marker nor effect, and the next "
+                    + "delivery of the id is a first one.",
+            ifThisFails = "that the marker is written inside the caller's transaction (not in auto-commit, not "
+                    + "on another connection, not outside the session's transaction, not by a separate request "
+                    + "before the caller's transaction items).")
     public void required_I1_rollbackLeavesNoMarker() throws Exception {
         UUID id = UUID.randomUUID();
         assertThat(inbox().deliver("billing", id, Ending.ROLL_BACK, Duration.ZERO))
@@ -349,16 +366,17 @@ public abstract class InboxTck {
     }
 
     /**
-     * I1: while one consumer's transaction holds the marker and then rolls back, a second consumer
-     * delivering the same id concurrently ends up with the first delivery.
-     *
-     * <p>If this test fails, check: that a transaction meeting an uncommitted marker waits for the
-     * other transaction's outcome (or retries on a conflict) rather than answering "repeat" from a
-     * marker that never commits.
+     * A test of rule I1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I1", binding = REQUIRED,
+            checks = "while one consumer's transaction holds the marker and then rolls back, a second consumer "
+                    + "delivering the same id concurrently ends up with the first delivery.",
+            ifThisFails = "that a transaction meeting an uncommitted marker waits for the other transaction's "
+                    + "outcome (or retries on a conflict) rather than answering \"repeat\" from a marker that "
+                    + "never commits.")
     public void required_I1_concurrentDeliveryAfterARollbackIsFirst() throws Exception {
         InboxFixture first = openFixture();
         InboxFixture second = openFixture();
@@ -376,15 +394,16 @@ public abstract class InboxTck {
     }
 
     /**
-     * I1: markers are per consumer name: the same id counts once for each consumer.
-     *
-     * <p>If this test fails, check: that the unique key is (consumer, message id), not the message
-     * id alone; that consumer names are compared exactly (a case-insensitive collation on
-     * MySQL/MariaDB makes "Billing" and "billing" one consumer).
+     * A test of rule I1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I1", binding = REQUIRED,
+            checks = "markers are per consumer name: the same id counts once for each consumer.",
+            ifThisFails = "that the unique key is (consumer, message id), not the message id alone; that "
+                    + "consumer names are compared exactly (a case-insensitive collation on MySQL/MariaDB makes "
+                    + "\"Billing\" and \"billing\" one consumer).")
     public void required_I1_sameIdCountsOncePerConsumerName() throws Exception {
         UUID id = UUID.randomUUID();
         assertThat(deliver("billing", id)).isTrue();
@@ -401,17 +420,18 @@ public abstract class InboxTck {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * I2: the cleanup deletes exactly the markers older than the window (strictly: a marker exactly
-     * one window old stays); a repeat of a deleted marker is accepted again, one of a kept marker
-     * is not.
-     *
-     * <p>If this test fails, check: that {@code seenAt} comes from the injected clock, in epoch
-     * milliseconds; that the cutoff is {@code now - retention} with a strict {@code <}; that the
-     * cleanup never deletes by anything else than age.
+     * A test of rule I2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I2", binding = REQUIRED,
+            checks = "the cleanup deletes exactly the markers older than the window (strictly: a marker exactly "
+                    + "one window old stays); a repeat of a deleted marker is accepted again, one of a kept "
+                    + "marker is not.",
+            ifThisFails = "that seenAt comes from the injected clock, in epoch milliseconds; that the cutoff is "
+                    + "now - retention with a strict <; that the cleanup never deletes by anything else than "
+                    + "age.")
     public void required_I2_retentionDeletesOnlyOldMarkers() throws Exception {
         UUID old = UUID.randomUUID();
         UUID young = UUID.randomUUID();
@@ -431,15 +451,16 @@ public abstract class InboxTck {
     }
 
     /**
-     * I2: one cleanup batch deletes at most the batch size; {@code deleteExpired} goes on batch by
-     * batch until every expired marker is gone, and leaves the young ones.
-     *
-     * <p>If this test fails, check: that a batch is bounded ({@code LIMIT}, a page size) and
-     * returns the count it deleted; that the loop stops on a batch smaller than the batch size.
+     * A test of rule I2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I2", binding = REQUIRED,
+            checks = "one cleanup batch deletes at most the batch size; deleteExpired goes on batch by batch "
+                    + "until every expired marker is gone, and leaves the young ones.",
+            ifThisFails = "that a batch is bounded (LIMIT, a page size) and returns the count it deleted; that "
+                    + "the loop stops on a batch smaller than the batch size.")
     public void required_I2_cleanupRunsInBoundedBatches() throws Exception {
         List<UUID> old = new ArrayList<>();
         for (int i = 0; i < 2 * BATCH_SIZE + 1; i++) {
@@ -462,15 +483,16 @@ public abstract class InboxTck {
     }
 
     /**
-     * I2: two cleanups running at once, each with its own connection or client, delete every
-     * expired marker exactly once between them, and only those.
-     *
-     * <p>If this test fails, check: that the count a batch returns is what the database deleted
-     * (an update count, a deleted count, a condition that passed), not what a read before it found.
+     * A test of rule I2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I2", binding = REQUIRED,
+            checks = "two cleanups running at once, each with its own connection or client, delete every expired "
+                    + "marker exactly once between them, and only those.",
+            ifThisFails = "that the count a batch returns is what the database deleted (an update count, a "
+                    + "deleted count, a condition that passed), not what a read before it found.")
     public void required_I2_concurrentCleanupsDeleteEachMarkerOnce() throws Exception {
         int expired = 4 * BATCH_SIZE + 1;
         for (int i = 0; i < expired; i++) {
@@ -490,16 +512,17 @@ public abstract class InboxTck {
     }
 
     /**
-     * I2: markers leave only through the cleanup: without it, a repeat long after the window is
-     * still refused.
-     *
-     * <p>If this test fails, check: that the store sets no time-to-live of its own (a TTL index,
-     * a DynamoDB TTL attribute, an expiring key) and that {@code firstDelivery} does not treat an
-     * old marker as absent.
+     * A test of rule I2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception on a fixture failure
      */
     @Test
+    @KitRule(id = "I2", binding = REQUIRED,
+            checks = "markers leave only through the cleanup: without it, a repeat long after the window is "
+                    + "still refused.",
+            ifThisFails = "that the store sets no time-to-live of its own (a TTL index, a DynamoDB TTL "
+                    + "attribute, an expiring key) and that firstDelivery does not treat an old marker as "
+                    + "absent.")
     public void required_I2_markersStayUntilTheCleanupRemovesThem() throws Exception {
         UUID id = UUID.randomUUID();
         assertThat(deliver("billing", id)).isTrue();
@@ -510,25 +533,6 @@ public abstract class InboxTck {
 
     /** Starts every task at once on its own thread; returns their answers in task order. */
     private <T> List<T> runConcurrently(List<? extends Callable<T>> tasks) throws Exception {
-        CountDownLatch go = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
-        try {
-            List<Future<T>> futures = new ArrayList<>();
-            for (Callable<T> task : tasks) {
-                futures.add(pool.submit(() -> {
-                    go.await();
-                    return task.call();
-                }));
-            }
-            go.countDown();
-            List<T> answers = new ArrayList<>();
-            long deadline = System.nanoTime() + concurrencyTimeout().toNanos();
-            for (Future<T> f : futures) {
-                answers.add(f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
-            }
-            return answers;
-        } finally {
-            pool.shutdownNow();
-        }
+        return KitThreads.runConcurrently(tasks, concurrencyTimeout());
     }
 }

@@ -3,37 +3,51 @@ package io.outbox.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
+import static io.outbox.tck.KitRule.Binding.OPTIONAL;
+import static io.outbox.tck.KitRule.Binding.REQUIRED;
+import static io.outbox.tck.KitRule.Binding.STOCHASTIC;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
-import io.outbox.spi.LeaseRelease;
-import io.outbox.spi.LeaseRenewal;
+import io.outbox.OutboxPayloadTooLargeException;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.LeaseTable;
+import io.outbox.spi.LeaseView;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxPayloadTooLargeException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.Pending;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.BatchBytes;
+import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.FairShare;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.TimeZone;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -43,9 +57,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The store compatibility kit: one test per contract rule of {@link OutboxStore} (S1-S12), the
- * enqueue path (E4), discovery, and the optional capabilities C1-C3. Every store, ours or yours,
- * passes it.
+ * The store compatibility kit: tests of every contract rule of {@link OutboxStore} (S1-S13 and
+ * S4b), of the enqueue path (E4, E5), of discovery, of the relay rules a store's answers uphold
+ * (R11's busy buckets, R12's corrupt rows, R14's takeover under churn), and of the optional
+ * capabilities C1-C6. Every store, ours or yours, passes it.
  *
  * <h2>Using it</h2>
  * Extend this class in your store's test sources and implement the fixture methods:
@@ -62,19 +77,23 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *     protected void dropStorage()                   { dropTables(prefix); }
  * }
  * }</pre>
- * Run it with JUnit Jupiter. Test names say how binding each is and which rule it guards:
- * {@code required_S5_...} must pass; {@code optional_C1_...} runs only when the store implements
- * the capability and is otherwise skipped with the reason. Lease time comes from a
- * {@link TckClock} the kit moves, so the kit is deterministic and fast; tune its sizes with
- * {@link #environment()}.
+ * Run it with JUnit Jupiter. Each test carries a {@link KitRule}: the rule it guards, how binding
+ * it is, what it checks and where to look when it fails; its name says the binding and the rule.
+ * {@code required_...} must pass; {@code stochastic_...} must pass too, but is a race that a broken
+ * store fails often, not always; {@code optional_C1_...} runs only when the store offers the
+ * capability (its accessor, {@link OutboxStore#leaseRenewal()} for C1, is not empty) and is
+ * otherwise skipped with the reason. A failing test's message starts with its rule id and name
+ * and ends with that hint, and at the end of the run the kit prints which rules passed, failed and
+ * were skipped (and why) on standard output.
  *
- * <p>Each test's Javadoc ends with "If this test fails, check": the likely mistakes. {@link TckRule}
- * indexes the tests by rule with the same hints, and a failing test's message carries its rule
- * id, its name and that hint. Tests named {@code stochastic_...} are races: a broken store fails
- * them often, not always. {@link InMemoryOutboxStoreTck}, the fixture of the kit's reference store,
+ * <p>Every call the kit makes into the store or the fixture is bounded by
+ * {@link TckEnvironment#callTimeout()}, and every loop by a count, so a store that blocks, loops or
+ * never empties a bucket fails a rule in seconds instead of hanging the build. Lease time comes
+ * from a {@link TckClock} the kit moves, so the kit is deterministic and fast; tune its sizes with
+ * {@link #environment()}. {@link InMemoryOutboxStoreTck}, the fixture of the kit's reference store,
  * is the template for a store that is not JDBC.
  */
-@ExtendWith(RuleHints.class)
+@ExtendWith({RuleHints.class, KitSummary.class})
 public abstract class OutboxStoreTck extends DeadLetterRules {
 
     /** The topic of the messages the kit writes. */
@@ -86,10 +105,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     /** The least length of those pauses, in rounds: about two lease durations of simulated time. */
     private static final int PAUSE_ROUNDS = 12;
 
+    /** How many runs of the S5 contention test may pass without a takeover before the kit doubts itself. */
+    private static final int CONTENTION_ATTEMPTS = 3;
+
     /** Where the clock starts: a fixed instant far from the machine's own time (S11). */
     private static final Instant START = Instant.parse("2031-03-04T05:06:07.089Z");
 
+    /** The setting named when a call runs out of time. */
+    private static final String CALL_TIMEOUT = "TckEnvironment.callTimeout";
+
     private final List<OutboxStore> opened = new ArrayList<>();
+    private final Map<OutboxStore, OutboxStore> unbounded = new IdentityHashMap<>();
     private TckClock clock;
     private TckEnvironment env;
     private OutboxStore store;
@@ -208,7 +234,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * The largest {@link OutboxMessage#payloadSize()} the store accepts (S10). The kit enqueues a
+     * The largest {@link StoredMessages#payloadSize} the store accepts (S10). The kit enqueues a
      * message of exactly this size, so keep it within what a test can allocate.
      *
      * @return the limit, in bytes
@@ -282,6 +308,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             }
         }
         opened.clear();
+        unbounded.clear();
         store = null;
         dropStorage();
         if (failure != null) {
@@ -308,11 +335,80 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         return openStore(clock);
     }
 
+    /**
+     * A store the kit calls through a bounded view: every call returns within
+     * {@link TckEnvironment#callTimeout()} or fails the test's rule. The fixture methods get the
+     * store {@link #newStore} made, never the view.
+     */
     private OutboxStore openStore(Clock storeClock) throws Exception {
-        OutboxStore s = newStore(storeClock);
+        OutboxStore s = fixture("newStore(clock)", () -> newStore(storeClock));
         assertThat(s).as("newStore(clock) returned null").isNotNull();
         opened.add(s);
-        return s;
+        OutboxStore view = BoundedCalls.bounded(OutboxStore.class, s, env.callTimeout(), CALL_TIMEOUT);
+        unbounded.put(view, s);
+        return view;
+    }
+
+    /** The store behind a view of {@link #openStore}, for the fixture methods. */
+    private OutboxStore unbounded(OutboxStore view) {
+        OutboxStore s = unbounded.get(view);
+        return s == null ? view : s;
+    }
+
+    /** A fixture call within {@link TckEnvironment#callTimeout()}. */
+    private <T> T fixture(String what, Callable<T> call) throws Exception {
+        return BoundedCalls.call(env.callTimeout(), CALL_TIMEOUT, what, call);
+    }
+
+    @Override
+    final void write(OutboxStore s, List<OutboxMessage> messages) throws Exception {
+        fixture("enqueue(store, " + messages.size() + " messages)", () -> {
+            enqueue(unbounded(s), messages);
+            return null;
+        });
+    }
+
+    private void writeAndRollBack(OutboxStore s, List<OutboxMessage> messages) throws Exception {
+        fixture("enqueueAndRollBack(store, " + messages.size() + " messages)", () -> {
+            enqueueAndRollBack(unbounded(s), messages);
+            return null;
+        });
+    }
+
+    private OpenTransaction writeOpen(OutboxStore s, List<OutboxMessage> messages) throws Exception {
+        OpenTransaction open = fixture("beginEnqueue(store, " + messages.size() + " messages)",
+                () -> beginEnqueue(unbounded(s), messages));
+        return () -> fixture("the commit of beginEnqueue's transaction", () -> {
+            open.commit();
+            return null;
+        });
+    }
+
+    private void writeRaw(OutboxStore s, OutboxMessage message) throws Exception {
+        fixture("insertRawRow(store, message of bucket " + message.bucket() + ")", () -> {
+            insertRawRow(unbounded(s), message);
+            return null;
+        });
+    }
+
+    private void writeRaw(OutboxStore s, OutboxMessage message, int bucket) throws Exception {
+        fixture("insertRawRow(store, message, " + bucket + ")", () -> {
+            insertRawRow(unbounded(s), message, bucket);
+            return null;
+        });
+    }
+
+    @Override
+    final void corrupt(OutboxStore s, OutboxMessage message) throws Exception {
+        fixture("corruptStoredHeaders(store, message)", () -> {
+            corruptStoredHeaders(unbounded(s), message);
+            return null;
+        });
+    }
+
+    @Override
+    final TckEnvironment kitEnvironment() {
+        return env;
     }
 
     private OutboxStore store() throws Exception {
@@ -324,7 +420,8 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
 
     private OutboxMessage message(int bucket) {
         int n = ++sequence;
-        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, TOPIC,
+                ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
                 ("value-" + n).getBytes(StandardCharsets.UTF_8), List.of(), null, clock.instant());
     }
 
@@ -334,25 +431,26 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
 
     private void enqueueEach(List<OutboxMessage> messages) throws Exception {
         for (OutboxMessage m : messages) {
-            enqueue(store(), List.of(m));
+            write(store(), List.of(m));
         }
     }
 
-    private static List<UUID> ids(List<? extends OutboxMessage> messages) {
+    private static List<UUID> ids(List<OutboxMessage> messages) {
         return messages.stream().map(OutboxMessage::messageId).toList();
+    }
+
+    /** The message ids of entries a store read, in their order. */
+    private static List<UUID> readIds(List<Pending> read) {
+        return ids(Pending.messages(read));
     }
 
     private List<Integer> allBuckets() {
         return IntStream.range(0, env.bucketCount()).boxed().toList();
     }
 
-    private List<OutboxMessage> drain(OutboxStore s, int bucket) {
-        List<OutboxMessage> all = new ArrayList<>();
-        for (List<OutboxMessage> batch = s.nextBatch(bucket, 50); !batch.isEmpty(); batch = s.nextBatch(bucket, 50)) {
-            all.addAll(batch);
-            s.markPublished(bucket, batch);
-        }
-        return all;
+    /** Drains a bucket of at most {@code atMost} messages; see {@link KitChecks#drain}. */
+    private static List<OutboxMessage> drain(OutboxStore s, int bucket, int atMost) {
+        return KitChecks.drain(s, bucket, 50, atMost);
     }
 
     private void runConcurrently(List<? extends Callable<?>> tasks) throws Exception {
@@ -382,7 +480,8 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             for (int b : r.held) {
                 String other = owners.put(b, r.id);
                 if (other != null) {
-                    fail("S5: bucket %d is held by both %s and %s after a round: %s", b, other, r.id, owned);
+                    throw new RuleViolation(RuleViolation.S5, "bucket " + b + " is held by both " + other + " and "
+                            + r.id + " after a round: " + owned);
                 }
             }
         }
@@ -405,7 +504,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             }
             clock.advanceMillis(stepMillis);
         }
-        Map<String, Integer> expected = new java.util.TreeMap<>();
+        Map<String, Integer> expected = new TreeMap<>();
         FairShare shares = FairShare.of(env.bucketCount(), owned.keySet());
         owned.keySet().forEach(id -> expected.put(id, shares.share(id)));
         return fail("%s: %d relays did not converge to their fair shares %s of %d buckets within %d rounds (%s); "
@@ -417,46 +516,47 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S1: {@code nextBatch} returns at most {@code maxCount} pending messages of the bucket, in
-     * enqueue order, and only that bucket's.
-     *
-     * <p>If this test fails, check: the batch query sorts by the enqueue sequence (auto-increment
-     * id, per-bucket counter), not by message id, time or insertion into an unordered map; the
-     * limit is applied after sorting; the query filters on the bucket.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "nextBatch returns at most maxCount pending messages of the bucket, in enqueue order, and "
+                    + "only that bucket's.",
+            ifThisFails = "the batch query sorts by the enqueue sequence (auto-increment id, per-bucket "
+                    + "counter), not by message id, time or insertion into an unordered map; the limit is "
+                    + "applied after sorting; the query filters on the bucket.")
     public void required_S1_nextBatchReturnsAtMostMaxCountOldestFirst() throws Exception {
         List<OutboxMessage> three = new ArrayList<>();
         List<OutboxMessage> four = new ArrayList<>();
         for (int i = 0; i < 25; i++) {
             three.add(message(3));
-            enqueue(store(), List.of(three.get(i)));
+            write(store(), List.of(three.get(i)));
             if (i % 5 == 0) {
                 four.add(message(4));
-                enqueue(store(), List.of(four.get(four.size() - 1)));
+                write(store(), List.of(four.get(four.size() - 1)));
             }
         }
         for (int max : new int[] {1, 2, 7, 25, 100}) {
-            assertThat(ids(store().nextBatch(3, max))).as("nextBatch(3, %d)", max)
+            assertThat(readIds(store().nextBatch(3, max))).as("nextBatch(3, %d)", max)
                     .containsExactlyElementsOf(ids(three.subList(0, Math.min(max, three.size()))));
         }
-        assertThat(ids(store().nextBatch(4, 100))).as("nextBatch(4, 100): bucket 4 in enqueue order").containsExactlyElementsOf(ids(four));
+        assertThat(readIds(store().nextBatch(4, 100))).as("nextBatch(4, 100): bucket 4 in enqueue order").containsExactlyElementsOf(ids(four));
         assertThat(store().nextBatch(5, 100)).as("an empty bucket").isEmpty();
     }
 
     /**
-     * S1 with S2: draining buckets with varying batch sizes and partial acknowledgements yields
-     * every message exactly once, in enqueue order, whatever the transaction sizes were.
-     *
-     * <p>If this test fails, check: messages enqueued in one transaction keep their order;
-     * sequence numbers are reserved in enqueue order; deleting a prefix does not disturb the
-     * order of the rest.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "S1 with S2: draining buckets with varying batch sizes and partial acknowledgements yields "
+                    + "every message exactly once, in enqueue order, whatever the transaction sizes were.",
+            ifThisFails = "messages enqueued in one transaction keep their order; sequence numbers are reserved "
+                    + "in enqueue order; deleting a prefix does not disturb the order of the rest.")
     public void required_S1_orderHoldsAcrossManyEnqueuesAndBatchSizes() throws Exception {
         Random random = new Random(1);
         int[] buckets = new TreeSet<>(List.of(0, env.bucketCount() / 2, env.bucketCount() - 1)).stream()
@@ -471,21 +571,26 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
                 tx.add(m);
                 expected.computeIfAbsent(m.bucket(), b -> new ArrayList<>()).add(m.messageId());
             }
-            enqueue(store(), tx);
+            write(store(), tx);
             remaining -= size;
         }
         for (int bucket : buckets) {
             List<UUID> seen = new ArrayList<>();
             for (int guard = 0; guard < 10 * env.orderingMessages(); guard++) {
                 int max = 1 + random.nextInt(40);
-                List<OutboxMessage> batch = store().nextBatch(bucket, max);
+                List<Pending> batch = store().nextBatch(bucket, max);
                 if (batch.isEmpty()) {
                     break;
                 }
                 assertThat(batch.size()).as("nextBatch(%d, %d) returned too many", bucket, max).isLessThanOrEqualTo(max);
+                List<UUID> again = readIds(batch).stream().filter(seen::contains).toList();
+                if (!again.isEmpty()) {
+                    throw new RuleViolation(RuleViolation.S2, "nextBatch(" + bucket + ", " + max + ") returned "
+                            + again + " again after markPublished of them");
+                }
                 int acked = random.nextInt(batch.size() + 1);
                 store().markPublished(bucket, batch.subList(0, acked));
-                seen.addAll(ids(batch.subList(0, acked)));
+                seen.addAll(readIds(batch.subList(0, acked)));
             }
             assertThat(seen).as("bucket %d drained in enqueue order", bucket)
                     .containsExactlyElementsOf(expected.getOrDefault(bucket, List.of()));
@@ -493,16 +598,73 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S1: {@code nextBatch} refuses a negative bucket with {@link IllegalArgumentException}, as
-     * {@code StoreArguments.requireBucket} does.
-     *
-     * <p>If this test fails, check: {@code nextBatch} starts with
-     * {@code StoreArguments.requireBucket(bucket)} instead of running a query for a bucket no
-     * message can have.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "nextBatch keeps the byte budget: the longest prefix of the bucket whose key, value and "
+                    + "encoded header bytes (BatchBytes) add up to at most maxBytes, the first message always "
+                    + "(alone when it alone is over the budget), never skipping a large message for smaller "
+                    + "ones behind it; the count still binds; maxBytes below 1 is refused.",
+            ifThisFails = "the read stops at the first message the budget refuses (new BatchBytes(maxBytes).admit "
+                    + "per row, or a running SUM of OCTET_LENGTH in the query) instead of reading maxCount rows; "
+                    + "sizes count key + value + headers as StoredMessages.payloadSize does, not the value "
+                    + "alone; a message exactly at the budget fits; StoreArguments.requireMaxBytes checks the "
+                    + "argument.")
+    public void required_S1_nextBatchKeepsTheByteBudget() throws Exception {
+        List<OutboxMessage> sized = List.of(sized(2, 10, 100, 0), sized(2, 0, 200, 2), sized(2, 30, 300, 1),
+                sized(2, 10, 5_000, 0), sized(2, 0, 50, 0));
+        enqueueEach(sized);
+        long[] bytes = sized.stream().mapToLong(BatchBytes::of).toArray();
+        long firstThree = bytes[0] + bytes[1] + bytes[2];
+        Map<String, long[]> cases = new LinkedHashMap<>();
+        cases.put("exactly the first message's bytes", new long[] {bytes[0], 1});
+        cases.put("one byte less than the first message (read alone)", new long[] {bytes[0] - 1, 1});
+        cases.put("1 byte (the first message alone)", new long[] {1, 1});
+        cases.put("exactly the first two", new long[] {bytes[0] + bytes[1], 2});
+        cases.put("one byte short of the first three", new long[] {firstThree - 1, 2});
+        cases.put("the first three and less than the fourth (the small fifth is not taken in its place)",
+                new long[] {firstThree + bytes[3] - 1, 3});
+        cases.put("all five exactly", new long[] {firstThree + bytes[3] + bytes[4], 5});
+        cases.put("no byte bound", new long[] {Long.MAX_VALUE, 5});
+        for (Map.Entry<String, long[]> c : cases.entrySet()) {
+            int expected = (int) c.getValue()[1];
+            assertThat(readIds(store().nextBatch(2, 10, c.getValue()[0])))
+                    .as("nextBatch(2, 10, %d): %s", c.getValue()[0], c.getKey())
+                    .containsExactlyElementsOf(ids(sized.subList(0, expected)));
+        }
+        assertThat(readIds(store().nextBatch(2, 2, Long.MAX_VALUE))).as("nextBatch(2, 2, no byte bound): the count "
+                + "binds").containsExactlyElementsOf(ids(sized.subList(0, 2)));
+        KitChecks.published(store(), 2, store().nextBatch(2, 3, firstThree));
+        assertThat(readIds(store().nextBatch(2, 10, bytes[4]))).as("nextBatch(2, 10, %d): the head of %d bytes, "
+                + "read alone", bytes[4], bytes[3]).containsExactlyElementsOf(ids(sized.subList(3, 4)));
+        assertThatThrownBy(() -> store().nextBatch(2, 10, 0)).as("nextBatch(2, 10, 0)")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBytes");
+    }
+
+    /** A message of a bucket with a key, a value and headers of these sizes ({@code keyBytes} 0: no key). */
+    private OutboxMessage sized(int bucket, int keyBytes, int valueBytes, int headers) {
+        List<OutboxHeader> list = new ArrayList<>();
+        for (int i = 0; i < headers; i++) {
+            list.add(OutboxHeader.of("h" + i, bytes(17L * (i + 1))));
+        }
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, TOPIC, keyBytes == 0 ? null : bytes(keyBytes),
+                bytes(valueBytes), list, null, clock.instant());
+    }
+
+    /**
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "nextBatch refuses a negative bucket with IllegalArgumentException, as "
+                    + "StoreArguments.requireBucket does.",
+            ifThisFails = "nextBatch starts with StoreArguments.requireBucket(bucket) instead of running a query "
+                    + "for a bucket no message can have.")
     public void required_S1_nextBatchRefusesANegativeBucket() throws Exception {
         assertThatThrownBy(() -> store().nextBatch(-1, 10)).as("nextBatch(-1, 10)")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
@@ -511,18 +673,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S1: {@code nextBatch} refuses a {@code maxCount} below 1 with
-     * {@link IllegalArgumentException}, as {@code StoreArguments.requireMaxCount} does.
-     *
-     * <p>If this test fails, check: {@code nextBatch} calls
-     * {@code StoreArguments.requireMaxCount(maxCount)} instead of passing 0 or a negative limit to
-     * the database (where it may mean "no limit").
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "nextBatch refuses a maxCount below 1 with IllegalArgumentException, as "
+                    + "StoreArguments.requireMaxCount does.",
+            ifThisFails = "nextBatch calls StoreArguments.requireMaxCount(maxCount) instead of passing 0 or a "
+                    + "negative limit to the database (where it may mean \"no limit\").")
     public void required_S1_nextBatchRefusesMaxCountBelowOne() throws Exception {
-        enqueue(store(), List.of(message(0)));
+        write(store(), List.of(message(0)));
         assertThatThrownBy(() -> store().nextBatch(0, 0)).as("nextBatch(0, 0)")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxCount");
         assertThatThrownBy(() -> store().nextBatch(0, -5)).as("nextBatch(0, -5)")
@@ -530,71 +692,73 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S1: a batch never holds more than {@code maxCount} messages even when transactions enqueued
-     * many messages at once, and it cuts across transaction boundaries.
-     *
-     * <p>If this test fails, check: the limit counts messages, not transactions or pages; the
-     * query's limit is {@code maxCount} exactly.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "a batch never holds more than maxCount messages even when transactions enqueued many "
+                    + "messages at once, and it cuts across transaction boundaries.",
+            ifThisFails = "the limit counts messages, not transactions or pages; the query's limit is maxCount "
+                    + "exactly.")
     public void required_S1_batchNeverExceedsMaxCountWithMultiMessageTransactions() throws Exception {
         List<OutboxMessage> all = new ArrayList<>();
         for (int tx = 0; tx < 5; tx++) {
             List<OutboxMessage> batch = messages(1, 20);
-            enqueue(store(), batch);
+            write(store(), batch);
             all.addAll(batch);
         }
         for (int max : new int[] {1, 3, 7, 19, 20, 21, 33, 40, 64, 99, 100, 101}) {
-            assertThat(ids(store().nextBatch(1, max))).as("nextBatch(1, %d) after 5 transactions of 20", max)
+            assertThat(readIds(store().nextBatch(1, max))).as("nextBatch(1, %d) after 5 transactions of 20", max)
                     .containsExactlyElementsOf(ids(all.subList(0, Math.min(max, all.size()))));
         }
     }
 
     /**
-     * S1: {@code nextBatch} returns only the asked bucket's rows, even for buckets whose numbers
-     * share low bits or a remainder.
-     *
-     * <p>If this test fails, check: the query compares the bucket for equality, not modulo,
-     * prefix or range.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "nextBatch returns only the asked bucket's rows, even for buckets whose numbers share low "
+                    + "bits or a remainder.",
+            ifThisFails = "the query compares the bucket for equality, not modulo, prefix or range.")
     public void required_S1_nextBatchNeverReturnsAnotherBucketsRows() throws Exception {
         Map<Integer, List<UUID>> byBucket = new LinkedHashMap<>();
         for (int bucket : new int[] {1, 17, 33, 257, 1025, 65_537}) {
             List<OutboxMessage> ms = messages(bucket, 2);
-            enqueue(store(), ms);
+            write(store(), ms);
             byBucket.put(bucket, ids(ms));
         }
         for (Map.Entry<Integer, List<UUID>> e : byBucket.entrySet()) {
-            assertThat(ids(store().nextBatch(e.getKey(), 100))).as("nextBatch(%d, 100)", e.getKey())
+            assertThat(readIds(store().nextBatch(e.getKey(), 100))).as("nextBatch(%d, 100)", e.getKey())
                     .containsExactlyElementsOf(e.getValue());
         }
     }
 
     /**
-     * S1: order is enqueue order, not creation time: messages created with clocks that disagree
-     * (several writer hosts) come back in the order they were enqueued.
-     *
-     * <p>If this test fails, check: the batch is sorted by the enqueue sequence (id, counter), not
-     * by createdAt or message id.
+     * A test of rule S1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S1", binding = REQUIRED,
+            checks = "order is enqueue order, not creation time: messages created with clocks that disagree "
+                    + "(several writer hosts) come back in the order they were enqueued.",
+            ifThisFails = "the batch is sorted by the enqueue sequence (id, counter), not by createdAt or "
+                    + "message id.")
     public void required_S1_orderIsEnqueueOrderNotCreationTime() throws Exception {
         List<OutboxMessage> enqueued = new ArrayList<>();
         long[] skews = {0, -60_000, 5_000, -3_600_000, 1, 86_400_000, -2};
         for (long skew : skews) {
             clock.advanceMillis(skew);
             OutboxMessage m = message(4);
-            enqueue(store(), List.of(m));
+            write(store(), List.of(m));
             enqueued.add(m);
         }
-        assertThat(ids(store().nextBatch(4, 100))).as("messages with creation times out of order")
+        assertThat(readIds(store().nextBatch(4, 100))).as("messages with creation times out of order")
                 .containsExactlyElementsOf(ids(enqueued));
     }
 
@@ -603,23 +767,23 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S2: {@code markPublished} deletes exactly the acknowledged prefix; the rest of the batch,
-     * later messages and other buckets stay.
-     *
-     * <p>If this test fails, check: deletion is by the messages' native ids (or message ids), not
-     * by a range such as "id &lt;= last"; it is scoped to the bucket; it does not delete the whole
-     * batch that was read.
+     * A test of rule S2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S2", binding = REQUIRED,
+            checks = "markPublished deletes exactly the acknowledged prefix; the rest of the batch, later "
+                    + "messages and other buckets stay.",
+            ifThisFails = "deletion is by the messages' native ids (or message ids), not by a range such as \"id "
+                    + "<= last\"; it is scoped to the bucket; it does not delete the whole batch that was read.")
     public void required_S2_markPublishedDeletesExactlyThePrefix() throws Exception {
         List<OutboxMessage> one = messages(1, 10);
         List<OutboxMessage> two = messages(2, 3);
         enqueueEach(one);
         enqueueEach(two);
-        List<OutboxMessage> batch = store().nextBatch(1, 10);
-        assertThat(ids(batch)).containsExactlyElementsOf(ids(one));
+        List<Pending> batch = store().nextBatch(1, 10);
+        assertThat(readIds(batch)).containsExactlyElementsOf(ids(one));
         List<OutboxMessage> later = messages(1, 2);
         enqueueEach(later);
 
@@ -627,108 +791,111 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
 
         List<UUID> expected = new ArrayList<>(ids(one.subList(4, 10)));
         expected.addAll(ids(later));
-        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after markPublished of its first 4: the other 6 and the 2 enqueued later").containsExactlyElementsOf(expected);
-        assertThat(ids(store().nextBatch(2, 100))).as("bucket 2, untouched by markPublished of bucket 1").containsExactlyElementsOf(ids(two));
+        assertThat(readIds(store().nextBatch(1, 100))).as("bucket 1 after markPublished of its first 4: the other 6 and the 2 enqueued later").containsExactlyElementsOf(expected);
+        assertThat(readIds(store().nextBatch(2, 100))).as("bucket 2, untouched by markPublished of bucket 1").containsExactlyElementsOf(ids(two));
     }
 
     /**
-     * S2: marking the same messages again, or a longer prefix that includes deleted ones, is safe
-     * and deletes nothing else; an empty list is a no-op.
-     *
-     * <p>If this test fails, check: a second delete of an already deleted row is not an error;
-     * no "expected N rows deleted" assertion inside the store.
+     * A test of rule S2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S2", binding = REQUIRED,
+            checks = "marking the same messages again, or a longer prefix that includes deleted ones, is safe "
+                    + "and deletes nothing else; an empty list is a no-op.",
+            ifThisFails = "a second delete of an already deleted row is not an error; no \"expected N rows "
+                    + "deleted\" assertion inside the store.")
     public void required_S2_markPublishedIsIdempotent() throws Exception {
         List<OutboxMessage> one = messages(1, 6);
         enqueueEach(one);
-        List<OutboxMessage> first = store().nextBatch(1, 6);
+        List<Pending> first = store().nextBatch(1, 6);
         store().markPublished(1, first.subList(0, 2));
         store().markPublished(1, first.subList(0, 2));
         store().markPublished(1, List.of());
-        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after marking its first 2 twice and an empty list").containsExactlyElementsOf(ids(one.subList(2, 6)));
+        assertThat(readIds(store().nextBatch(1, 100))).as("bucket 1 after marking its first 2 twice and an empty list").containsExactlyElementsOf(ids(one.subList(2, 6)));
         store().markPublished(1, first.subList(0, 3));
-        assertThat(ids(store().nextBatch(1, 100))).as("bucket 1 after marking a prefix of 3 that holds the 2 deleted").containsExactlyElementsOf(ids(one.subList(3, 6)));
+        assertThat(readIds(store().nextBatch(1, 100))).as("bucket 1 after marking a prefix of 3 that holds the 2 deleted").containsExactlyElementsOf(ids(one.subList(3, 6)));
     }
 
     /**
-     * S2: {@code markPublished} refuses a message the store did not read (one the application
-     * created, with the right bucket and a real message id) with {@link IllegalArgumentException}
-     * and deletes nothing, not even the messages of the same call that it did read.
-     *
-     * <p>If this test fails, check: {@code markPublished} calls
-     * {@code StoreArguments.requirePublished} with the store's own message subclass (the one
-     * carrying its native id) before deleting anything; deletion is never by message id alone.
+     * A test of rule S2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S2", binding = REQUIRED,
+            checks = "markPublished refuses an entry the store did not read (a pending message with the right "
+                    + "bucket and a real message id, but a handle the store never made) with "
+                    + "IllegalArgumentException and deletes nothing, not even the messages of the same call "
+                    + "that it did read.",
+            ifThisFails = "markPublished calls StoreArguments.requirePublished with the class of the store's own "
+                    + "handles (the native id its nextBatch puts beside each message) before deleting anything; "
+                    + "deletion is never by message id alone.")
     public void required_S2_markPublishedRefusesAForeignMessage() throws Exception {
         List<OutboxMessage> one = messages(1, 3);
-        enqueue(store(), one);
-        List<OutboxMessage> batch = store().nextBatch(1, 10);
-        OutboxMessage foreign = new OutboxMessage(one.get(2).messageId(), 1, TOPIC, null, null, List.of(), null,
-                clock.instant());
-        List<OutboxMessage> mixed = List.of(batch.get(0), batch.get(1), foreign);
+        write(store(), one);
+        List<Pending> batch = store().nextBatch(1, 10);
+        Pending foreign = new Pending(one.get(2), new ForeignHandle(one.get(2).messageId()));
+        List<Pending> mixed = List.of(batch.get(0), batch.get(1), foreign);
         assertThatThrownBy(() -> store().markPublished(1, mixed))
-                .as("markPublished(1, [read, read, created by the application with a stored message id])")
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(foreign.messageId().toString());
-        assertThat(ids(store().nextBatch(1, 10))).as("every message is still pending after the refused call")
+                .as("markPublished(1, [read, read, a stored message with a handle the store never made])")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(one.get(2).messageId().toString());
+        assertThat(readIds(store().nextBatch(1, 10))).as("every message is still pending after the refused call")
                 .containsExactlyElementsOf(ids(one));
     }
 
     /**
-     * S2: {@code markPublished} refuses a message read from another bucket than the one named,
-     * and a negative bucket, with {@link IllegalArgumentException}, and deletes nothing.
-     *
-     * <p>If this test fails, check: {@code markPublished} calls
-     * {@code StoreArguments.requirePublished(bucket, ...)}, which compares each message's bucket
-     * with the argument; the delete is scoped to the named bucket.
+     * A test of rule S2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S2", binding = REQUIRED,
+            checks = "markPublished refuses a message read from another bucket than the one named, and a "
+                    + "negative bucket, with IllegalArgumentException, and deletes nothing.",
+            ifThisFails = "markPublished calls StoreArguments.requirePublished(bucket, ...), which compares each "
+                    + "message's bucket with the argument; the delete is scoped to the named bucket.")
     public void required_S2_markPublishedRefusesAnotherBucketsMessage() throws Exception {
         List<OutboxMessage> one = messages(1, 2);
         List<OutboxMessage> two = messages(2, 2);
-        enqueue(store(), one);
-        enqueue(store(), two);
-        List<OutboxMessage> batchOfTwo = store().nextBatch(2, 10);
+        write(store(), one);
+        write(store(), two);
+        List<Pending> batchOfTwo = store().nextBatch(2, 10);
         assertThatThrownBy(() -> store().markPublished(1, batchOfTwo))
                 .as("markPublished(1, messages read from bucket 2)")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bucket 2");
         assertThatThrownBy(() -> store().markPublished(-1, List.of()))
                 .as("markPublished(-1, [])").isInstanceOf(IllegalArgumentException.class);
-        assertThat(ids(store().nextBatch(1, 10))).as("bucket 1 after the refused call")
+        assertThat(readIds(store().nextBatch(1, 10))).as("bucket 1 after the refused call")
                 .containsExactlyElementsOf(ids(one));
-        assertThat(ids(store().nextBatch(2, 10))).as("bucket 2 after the refused call")
+        assertThat(readIds(store().nextBatch(2, 10))).as("bucket 2 after the refused call")
                 .containsExactlyElementsOf(ids(two));
     }
 
     /**
-     * S2: a message whose transaction reserved its place first but committed last survives the
-     * deletion of a later message that was published before it became visible. (Needs the optional
-     * fixture method {@link #beginEnqueue}.)
-     *
-     * <p>If this test fails, check: deletion names the published rows (native ids or message ids);
-     * it must never delete a range such as {@code seq <= last published}, which also removes a
-     * lower sequence committed late.
+     * A test of rule S2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S2", binding = REQUIRED,
+            checks = "a message whose transaction reserved its place first but committed last survives the "
+                    + "deletion of a later message that was published before it became visible. (Needs the "
+                    + "optional fixture method beginEnqueue.)",
+            ifThisFails = "deletion names the published rows (native ids or message ids); it must never delete a "
+                    + "range such as seq <= last published, which also removes a lower sequence committed late.")
     public void required_S2_markPublishedSparesAMessageCommittedLate() throws Exception {
         OutboxMessage slow = message(1);
-        OpenTransaction open = beginEnqueue(store(), List.of(slow));
+        OpenTransaction open = writeOpen(store(), List.of(slow));
         OutboxMessage fast = message(1);
-        enqueue(store(), List.of(fast));
-        List<OutboxMessage> batch = store().nextBatch(1, 10);
-        assertThat(ids(batch)).as("only the committed message is visible").containsExactly(fast.messageId());
+        write(store(), List.of(fast));
+        List<Pending> batch = store().nextBatch(1, 10);
+        assertThat(readIds(batch)).as("only the committed message is visible").containsExactly(fast.messageId());
         open.commit();
         store().markPublished(1, batch);
-        assertThat(ids(store().nextBatch(1, 10))).as("the message committed late").containsExactly(slow.messageId());
+        assertThat(readIds(store().nextBatch(1, 10))).as("the message committed late")
+                .containsExactly(slow.messageId());
     }
 
     // ---------------------------------------------------------------------------------------
@@ -736,15 +903,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S3: {@code bucketsWithPending} returns exactly the asked buckets that hold rows, ascending,
-     * distinct; an emptied bucket disappears at once.
-     *
-     * <p>If this test fails, check: the probe filters on the given buckets only; results are
-     * sorted; it reads committed data (no stale cache); an empty input returns an empty list.
+     * A test of rule S3: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S3", binding = REQUIRED,
+            checks = "bucketsWithPending returns exactly the asked buckets that hold rows, ascending, distinct; "
+                    + "an emptied bucket disappears at once.",
+            ifThisFails = "the probe filters on the given buckets only; results are sorted; it reads committed "
+                    + "data (no stale cache); an empty input returns an empty list.")
     public void required_S3_bucketsWithPendingIsExact() throws Exception {
         int n = env.bucketCount() * 2;
         Random random = new Random(3);
@@ -752,11 +920,11 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         for (int b = 0; b < n; b++) {
             if (random.nextBoolean()) {
                 withRows.add(b);
-                enqueue(store(), messages(b, 1 + random.nextInt(3)));
+                write(store(), messages(b, 1 + random.nextInt(3)));
             }
         }
         withRows.add(n - 1);
-        enqueue(store(), messages(n - 1, 1));
+        write(store(), messages(n - 1, 1));
         List<Integer> everything = new ArrayList<>(IntStream.range(0, n).boxed().toList());
         Collections.shuffle(everything, random);
         assertThat(store().bucketsWithPending(everything)).as("every bucket asked, shuffled").containsExactlyElementsOf(withRows);
@@ -772,29 +940,30 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
                 .containsExactlyElementsOf(new TreeSet<>(List.of(first, last)));
 
         int emptied = withRows.first();
-        drain(store(), emptied);
+        drain(store(), emptied, 10);
         withRows.remove(emptied);
         assertThat(store().bucketsWithPending(everything)).as("after bucket %d was drained", emptied).containsExactlyElementsOf(withRows);
     }
 
     /**
-     * S3: {@code bucketsWithPending} refuses a negative bucket, a null list and a null element,
-     * as {@code StoreArguments.requireBuckets} does, rather than ignoring them.
-     *
-     * <p>If this test fails, check: {@code bucketsWithPending} starts with
-     * {@code StoreArguments.requireBuckets(buckets)} (which also sorts and deduplicates).
+     * A test of rule S3: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S3", binding = REQUIRED,
+            checks = "bucketsWithPending refuses a negative bucket, a null list and a null element, as "
+                    + "StoreArguments.requireBuckets does, rather than ignoring them.",
+            ifThisFails = "bucketsWithPending starts with StoreArguments.requireBuckets(buckets) (which also "
+                    + "sorts and deduplicates).")
     public void required_S3_bucketsWithPendingRefusesANegativeBucket() throws Exception {
-        enqueue(store(), List.of(message(0)));
+        write(store(), List.of(message(0)));
         assertThatThrownBy(() -> store().bucketsWithPending(List.of(0, -1)))
                 .as("bucketsWithPending([0, -1])").isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("-1");
         assertThatThrownBy(() -> store().bucketsWithPending(null))
                 .as("bucketsWithPending(null)").isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> store().bucketsWithPending(java.util.Arrays.asList(0, null)))
+        assertThatThrownBy(() -> store().bucketsWithPending(Arrays.asList(0, null)))
                 .as("bucketsWithPending([0, null])").isInstanceOf(NullPointerException.class);
     }
 
@@ -803,16 +972,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S4: a relay alone acquires every bucket, and the answer is read back from the store: a
-     * second store instance sees the same owner.
-     *
-     * <p>If this test fails, check: lease rows are created (seeded) when missing; the returned
-     * list comes from the store, ascending; leases are visible across clients (no per-instance
-     * cache).
+     * A test of rule S4: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S4", binding = REQUIRED,
+            checks = "a relay alone acquires every bucket, and the answer is read back from the store: a second "
+                    + "store instance sees the same owner.",
+            ifThisFails = "lease rows are created (seeded) when missing; the returned list comes from the store, "
+                    + "ascending; leases are visible across clients (no per-instance cache).")
     public void required_S4_aLoneRelayAcquiresEveryBucket() throws Exception {
         SimRelay a = relay("relay-a");
         assertThat(a.acquire()).containsExactlyElementsOf(allBuckets());
@@ -825,16 +994,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S4: when a second relay joins, the first releases its excess and the second claims it; the
-     * two end with fair, disjoint shares covering every bucket.
-     *
-     * <p>If this test fails, check: heartbeats are recorded on every acquire and read by the
-     * others; the excess is released (owner cleared), not kept; claims take free or expired
-     * leases only; {@code LeasePlan} is used as documented.
+     * A test of rule S4: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S4", binding = REQUIRED,
+            checks = "when a second relay joins, the first releases its excess and the second claims it; the two "
+                    + "end with fair, disjoint shares covering every bucket.",
+            ifThisFails = "heartbeats are recorded on every acquire and read by the others; the excess is "
+                    + "released (owner cleared), not kept; claims take free or expired leases only; LeasePlan "
+                    + "is used as documented.")
     public void required_S4_excessIsReleasedToAJoiningRelay() throws Exception {
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
@@ -854,15 +1024,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S4: lease rows outside {@code [0, bucketCount)} (left by relays configured with more
-     * buckets) are neither an error nor returned: a relay only ever gets buckets in its range.
-     *
-     * <p>If this test fails, check: the read-back filters on {@code bucket < bucketCount}; S8 is
-     * about pending message rows (and sequence counters), not lease rows.
+     * A test of rule S4: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S4", binding = REQUIRED,
+            checks = "lease rows outside [0, bucketCount) (left by relays configured with more buckets) are "
+                    + "neither an error nor returned: a relay only ever gets buckets in its range.",
+            ifThisFails = "the read-back filters on bucket < bucketCount; S8 is about pending message rows (and "
+                    + "sequence counters), not lease rows.")
     public void required_S4_onlyBucketsInRangeAreReturned() throws Exception {
         int n = env.bucketCount();
         OutboxStore s = openStore();
@@ -875,16 +1046,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S4b: relays that pass back the buckets they held keep exactly those buckets round after
-     * round; nothing moves in a stable fleet.
-     *
-     * <p>If this test fails, check: keep writes extend the caller's own leases (owner = me, the
-     * expiry last seen) instead of re-claiming; {@code heldBuckets} is passed to
-     * {@code LeasePlan}; renewals do not reset ownership.
+     * A test of rule S4b: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S4b", binding = REQUIRED,
+            checks = "relays that pass back the buckets they held keep exactly those buckets round after round; "
+                    + "nothing moves in a stable fleet.",
+            ifThisFails = "keep writes extend the caller's own leases (owner = me, the expiry last seen) instead "
+                    + "of re-claiming; heldBuckets is passed to LeasePlan; renewals do not reset ownership.")
     public void required_S4b_heldBucketsAreKeptRoundAfterRound() throws Exception {
         List<SimRelay> relays = List.of(relay("r-1"), relay("r-2"), relay("r-3"));
         Random random = new Random(4);
@@ -897,18 +1068,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * R11 (S4 with busy buckets): an acquisition keeps the caller's busy buckets
-     * ({@link LeaseRequest#busyBuckets()}) even above its fair share, so a relay never loses a
-     * lease to a rebalance while it publishes that bucket; once they are no longer busy the next
-     * call gives the excess up, and a peer claims it.
-     *
-     * <p>If this test fails, check: the store plans from the request it was given (so
-     * {@code busyBuckets} reaches {@code LeasePlan}); every lease in {@code plan.keep()} is
-     * extended; nothing is released that the plan keeps.
+     * A test of rule R11: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "R11", binding = REQUIRED,
+            checks = "An acquisition keeps the caller's busy buckets (LeaseRequest.busyBuckets) even above its "
+                    + "fair share, so a rebalance never takes a bucket from a relay while it publishes it; once "
+                    + "they are idle the next call gives the excess up and a peer claims it.",
+            ifThisFails = "the store plans from the request it was given (so busyBuckets reaches LeasePlan); "
+                    + "every lease in the plan's keep list is extended; nothing the plan keeps is released.")
     public void required_R11_busyBucketsAreKeptAboveTheShareUntilTheyAreIdle() throws Exception {
         int n = env.bucketCount();
         assumeTrue(n >= 2, "needs at least 2 buckets");
@@ -944,36 +1114,50 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S5: under real contention no bucket is ever held by two relays with unexpired leases. Each
-     * of several relays has its own store instance and thread; they acquire (and renew, with C1)
-     * for hundreds of rounds while the shared clock runs and relays pause long enough to lose
-     * their leases. A ledger records when each relay believed it held each bucket (from the return
-     * of a call until the lease duration after its start, cut short by its next call) and fails
-     * on any overlap between two relays.
-     *
-     * <p>If this test fails, check: every lease transition is one atomic conditional write whose
-     * condition the database evaluates (claim: owner and expiry as observed; keep and release:
-     * owner = me and expiry = the value read); the read-back only returns leases with owner = me
-     * and expiry &gt; now; nothing is decided on data read earlier in the call without a condition
-     * on the write.
+     * A test of rule S5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S5", binding = STOCHASTIC,
+            checks = "under real contention no bucket is ever held by two relays with unexpired leases. Each of "
+                    + "several relays has its own store instance and thread; they acquire (and renew, with C1) "
+                    + "for hundreds of rounds while the shared clock runs and relays pause long enough to lose "
+                    + "their leases. A ledger records when each relay believed it held each bucket (from the "
+                    + "return of a call until the lease duration after its start, cut short by its next call) "
+                    + "and fails on any overlap between two relays.",
+            ifThisFails = "every lease transition is one atomic conditional write whose condition the database "
+                    + "evaluates (claim: owner and expiry as observed; keep and release: owner = me and expiry "
+                    + "= the value read); the read-back only returns leases with owner = me and expiry > now; "
+                    + "nothing is decided on data read earlier in the call without a condition on the write.")
     public void stochastic_S5_noBucketIsEverHeldByTwoRelaysUnderContention() throws Exception {
         int relayCount = env.contentionRelays();
         int rounds = env.contentionRounds();
-        long lease = env.leaseDuration().toMillis();
-        long maxStep = Math.max(2, lease / (relayCount * 3L));
         List<SimRelay> relays = new ArrayList<>();
         for (int i = 0; i < relayCount; i++) {
             relays.add(relay("contender-" + i));
         }
         LeaseLedger ledger = new LeaseLedger();
+        // A run in which no bucket changed hands exercised no takeover: run again, at most three times.
+        for (int attempt = 0; attempt < CONTENTION_ATTEMPTS && ledger.handovers() == 0; attempt++) {
+            contend(relays, ledger, rounds, 100 + attempt * relayCount);
+        }
+        List<String> violations = ledger.violations();
+        assertThat(violations).as("S5: buckets held by two relays at once (%d violations)", violations.size())
+                .isEmpty();
+        assertThat(ledger.handovers()).as("kit self-check, not a store fault: in %d runs no bucket changed hands, so "
+                + "the contention test exercised no takeover; raise contentionRounds", CONTENTION_ATTEMPTS).isPositive();
+    }
+
+    /** One run of the S5 contention: every relay on its own thread for {@code rounds} rounds. */
+    private void contend(List<SimRelay> relays, LeaseLedger ledger, int rounds, int seed) throws Exception {
+        int relayCount = relays.size();
+        long lease = env.leaseDuration().toMillis();
+        long maxStep = Math.max(2, lease / (relayCount * 3L));
         List<Callable<Void>> tasks = new ArrayList<>();
         for (int i = 0; i < relayCount; i++) {
             SimRelay r = relays.get(i);
-            Random random = new Random(100 + i);
+            Random random = new Random(seed + i);
             int pauseAt = i * PAUSE_PERIOD / relayCount;
             tasks.add(() -> {
                 int pause = 0;
@@ -991,7 +1175,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
                     ledger.endBeliefs(r.id, start);
                     List<Integer> owned = r.acquire();
                     ledger.believe(r.id, owned, clock.millis(), start + lease);
-                    if (r.store instanceof LeaseRenewal && random.nextInt(3) == 0) {
+                    if (r.store.leaseRenewal().isPresent() && random.nextInt(3) == 0) {
                         long renewStart = clock.millis();
                         ledger.endBeliefs(r.id, renewStart);
                         List<Integer> renewed = r.renew();
@@ -1009,25 +1193,20 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         }
         runConcurrently(tasks);
         ledger.endAll(clock.millis());
-        List<String> violations = ledger.violations();
-        assertThat(violations).as("S5: buckets held by two relays at once (%d violations)", violations.size())
-                .isEmpty();
-        assertThat(ledger.handovers()).as("kit self-check, not a store fault: no bucket changed hands, so the "
-                + "contention test exercised no takeover; raise contentionRounds").isPositive();
     }
 
     /**
-     * S5, S13: a relay that keeps its leases while its clock was set back never shortens them and
-     * still changes them: the stored expiry becomes later than before, so a peer watching them sees
-     * a live holder, and the holder, its clock back to normal, still holds them.
-     *
-     * <p>If this test fails, check: the keep write sets expiry to
-     * {@code LeasePlan.renewedExpiry(observed)} ({@code max(stored + 1, now + duration)}), not to
-     * now + duration nor to {@code max(stored, now + duration)}.
+     * A test of rule S5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S5", binding = REQUIRED,
+            checks = "S5, S13: a relay that keeps its leases while its clock was set back never shortens them "
+                    + "and still changes them: it keeps its share, a peer gets none of it, and the holder, its "
+                    + "clock back to normal, still holds it.",
+            ifThisFails = "the keep write sets expiry to LeasePlan.renewedExpiry(observed) (max(stored + 1, now "
+                    + "+ duration)), not to now + duration nor to max(stored, now + duration).")
     public void required_S5_keepingALeaseNeverShortensIt() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
@@ -1047,15 +1226,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S5: keeping a lease extends it to a full lease duration from the keeping call, so a peer
-     * cannot take it when the original lease would have run out.
-     *
-     * <p>If this test fails, check: every acquire writes the keep for each lease the relay keeps
-     * (no "still fresh, skip the write" shortcut), with {@code LeasePlan.renewedExpiry}.
+     * A test of rule S5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S5", binding = REQUIRED,
+            checks = "keeping a lease changes and extends it, so a peer that watches it takes it only a lease "
+                    + "duration after the last keep it saw, not when the original lease would have run out.",
+            ifThisFails = "every acquire writes the keep for each lease the relay keeps (no \"still fresh, skip "
+                    + "the write\" shortcut), with LeasePlan.renewedExpiry.")
     public void required_S5_keepingALeaseExtendsIt() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
@@ -1080,19 +1260,60 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S5: when every lease and heartbeat has expired and all relays acquire at the same instant,
-     * no bucket is returned to two of them. Relays see different memberships (each sees only the
-     * heartbeats written before its read), plan overlapping claims, and only the database's
-     * conditional writes keep them apart. Like the contention test this is a race: a store without
-     * conditional claims fails it often, not always.
-     *
-     * <p>If this test fails, check: the claim is a conditional write (owner and expiry as
-     * observed) evaluated by the database; the read-back comes from the store, not from the writes
-     * the relay planned.
+     * A test of rule S5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S5", binding = REQUIRED,
+            checks = "a relay returns only leases that last a lease duration from the start of its call: one of its "
+                    + "own leases that it judged expired during the call (time passed between its reads of the "
+                    + "clock) and left to a peer is not returned, though its stored expiry is still ahead of the "
+                    + "time the call began; the peer then takes it and no bucket has two holders.",
+            ifThisFails = "the answer is the leases this call kept or claimed, as the read-back confirms them (owner "
+                    + "= me), not every lease whose owner is me and whose expiry is later than the call's first "
+                    + "reading of the clock.")
+    public void required_S5_aLeaseJudgedExpiredDuringTheCallIsNotReturned() throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
+        long t0 = clock.millis();
+        assertThat(a.acquire()).as("relay-a alone takes every bucket").containsExactlyElementsOf(allBuckets());
+        assertThat(b.acquire()).as("relay-b's first look").isEmpty();
+        // relay-a's next call begins 1 ms before its leases run out and reads the clock again only
+        // after they did: it judges them expired and plans half of them for relay-b.
+        long aStart = t0 + lease - 1;
+        clock.setMillis(aStart);
+        List<Integer> aHeld;
+        clock.tickOnEveryRead(2);
+        try {
+            aHeld = a.acquire();
+        } finally {
+            clock.tickOnEveryRead(0);
+        }
+        clock.setMillis(t0 + lease + 10);
+        List<Integer> bHeld = b.acquire();
+        FairShare shares = FairShare.of(env.bucketCount(), List.of(a.id, b.id));
+        assertThat(bHeld).as("relay-b, a lease duration after it saw relay-a's leases unchanged, takes its share")
+                .hasSize(shares.share(b.id));
+        assertThat(bHeld).as("buckets relay-a was told at %d it holds until %d, which relay-b took at %d", aStart,
+                aStart + lease, t0 + lease + 10).doesNotContainAnyElementsOf(aHeld);
+    }
+
+    /**
+     * A test of rule S5: its {@link KitRule} says what it checks and where to look.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    @KitRule(id = "S5", binding = STOCHASTIC,
+            checks = "when every lease and heartbeat has expired and all relays acquire at the same instant, no "
+                    + "bucket is returned to two of them. Relays see different memberships (each sees only the "
+                    + "heartbeats written before its read), plan overlapping claims, and only the database's "
+                    + "conditional writes keep them apart. Like the contention test this is a race: a store "
+                    + "without conditional claims fails it often, not always.",
+            ifThisFails = "the claim is a conditional write (owner and expiry as observed) evaluated by the "
+                    + "database; the read-back comes from the store, not from the writes the relay planned.")
     public void stochastic_S5_simultaneousClaimsAfterMassExpiryNeverGrantABucketTwice() throws Exception {
         int relayCount = env.contentionRelays();
         int rounds = Math.max(20, env.contentionRounds() / 4);
@@ -1101,13 +1322,13 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         for (int i = 0; i < relayCount; i++) {
             relays.add(relay("simultaneous-" + i));
         }
-        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(relayCount);
-        java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(relayCount,
+        CyclicBarrier start = new CyclicBarrier(relayCount);
+        CyclicBarrier done = new CyclicBarrier(relayCount,
                 () -> clock.advanceMillis(lease + 1));
         List<Map<Integer, String>> owners = Collections.synchronizedList(new ArrayList<>());
         List<String> violations = Collections.synchronizedList(new ArrayList<>());
         for (int round = 0; round < rounds; round++) {
-            owners.add(new java.util.concurrent.ConcurrentHashMap<>());
+            owners.add(new ConcurrentHashMap<>());
         }
         List<Callable<Void>> tasks = new ArrayList<>();
         for (SimRelay r : relays) {
@@ -1178,20 +1399,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S13: two relays whose clocks are 60 s apart (each way round: the second relay's clock ahead,
-     * then behind) acquire for hundreds of rounds: they converge to fair shares, keep them, and
-     * never hold one bucket at once. A relay whose clock is ahead does not see its peer's leases
-     * and heartbeat as expired; one whose clock is behind does not see its own as fresher than
-     * they are.
-     *
-     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition} (one instance
-     * per store, liveness by observed change); no claim, share or read-back compares this relay's
-     * clock with a timestamp another relay wrote; the claim is conditional on the owner and expiry
-     * observed.
+     * A test of rule S13: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S13", binding = REQUIRED,
+            checks = "two relays whose clocks are 60 s apart (each way round) acquire for hundreds of rounds: "
+                    + "they converge to fair shares, keep them, and never hold one bucket at once.",
+            ifThisFails = "acquire goes through LeaseAcquisition (one instance per store, liveness by observed "
+                    + "change); no claim, share or read-back compares this relay's clock with a timestamp "
+                    + "another relay wrote; the claim is conditional on the owner and expiry observed.")
     public void required_S13_relaysWithClocksFarApartKeepFairSharesAndNeverShareABucket() throws Exception {
         int rounds = Math.max(200, env.contentionRounds());
         int settle = 12;
@@ -1216,19 +1434,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S13: a relay whose clock jumps forward, and later back, by 60 s mid-run neither takes its
-     * peer's buckets nor loses its own: with calls alternating, each sees the other's heartbeat
-     * and leases change between two of its own calls.
-     *
-     * <p>If this test fails, check: expiry is judged by observed change with elapsed time counted
-     * on the caller's clock between its own calls (a step back counting as none); keeps and
-     * heartbeats always change the stored value ({@code max(stored + 1, ...)}), so a relay whose
-     * clock went back still shows it is alive; the read-back and keeps of the caller's own leases
-     * do not depend on where its clock stands relative to other relays' timestamps.
+     * A test of rule S13: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S13", binding = REQUIRED,
+            checks = "a relay whose clock jumps forward, then back, by 60 s mid-run (calls alternating with its "
+                    + "peer's) neither takes its peer's buckets nor loses its own.",
+            ifThisFails = "expiry is judged by observed change, elapsed time counted on the caller's clock "
+                    + "between its own calls (a step back counting as none); keeps and heartbeats always change "
+                    + "the stored value (max(stored + 1, ...)); the caller's own read-back and keeps do not "
+                    + "depend on other relays' timestamps.")
     public void required_S13_aClockJumpNeitherStealsNorLosesLeases() throws Exception {
         SkewedClock jumpy = new SkewedClock(clock, 0);
         SimRelay a = relay("steady");
@@ -1254,18 +1471,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S13, S6: a relay whose clock is far ahead of or behind a dead relay's takes over the dead
-     * relay's buckets one lease duration of its own clock after it first saw their last value, not
-     * one millisecond earlier and not later, whatever the timestamps the dead relay wrote say.
-     *
-     * <p>If this test fails, check: a lease and heartbeat count as expired once unchanged for one
-     * lease duration since the caller first observed them, regardless of the expiry stored;
-     * claims of a held-but-stale lease are conditional on the observed owner and expiry, not on
-     * {@code expiresAt <= now}.
+     * A test of rule S13: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S13", binding = REQUIRED,
+            checks = "S13, S6: a relay whose clock is far ahead of or behind a dead relay's takes over the dead "
+                    + "relay's buckets exactly one lease duration of its own clock after it first saw their "
+                    + "last value, whatever timestamps the dead relay wrote.",
+            ifThisFails = "a lease and heartbeat count as expired once unchanged for one lease duration since "
+                    + "the caller first observed them, regardless of the expiry stored; claims of a held but "
+                    + "stale lease are conditional on the observed owner and expiry, not on expiresAt <= now.")
     public void required_S13_aDeadRelaysBucketsAreTakenOverWithinALeaseDurationOfObservation() throws Exception {
         long lease = env.leaseDuration().toMillis();
         for (long offset : List.of(skewMillis(), -skewMillis())) {
@@ -1296,17 +1513,19 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S6, S13: the buckets of a relay that stops calling pass to the live relays one lease duration
-     * (of their own clock) after they first saw its last writes, and not one millisecond earlier.
-     *
-     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition} with one
-     * instance per store (it remembers what each relay observed); a silent relay's heartbeat
-     * stops counting once unchanged for one lease duration; the claim of a lease judged expired is
-     * conditional on the owner and expiry observed, not on {@code expiresAt <= now}.
+     * A test of rule S6: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S6", binding = REQUIRED,
+            checks = "S6, S13: the buckets of a relay that stops calling pass to the live relays one lease "
+                    + "duration (of their own clock) after they first saw its last writes, and not one "
+                    + "millisecond earlier.",
+            ifThisFails = "acquire goes through LeaseAcquisition with one instance per store (it remembers what "
+                    + "each relay observed); a silent relay's heartbeat stops counting once unchanged for one "
+                    + "lease duration; the claim of a lease judged expired is conditional on the owner and "
+                    + "expiry observed, not on expiresAt <= now.")
     public void required_S6_aStoppedRelaysBucketsAreTakenOverAfterTheLeaseDuration() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
@@ -1325,16 +1544,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S6: a lease stops counting at its expiry instant: a relay acquiring exactly then (its own
-     * leases unchanged for a lease duration since it wrote them), with a peer alive, gets its fair
-     * share afresh and not its expired leases back.
-     *
-     * <p>If this test fails, check: the read-back keeps only leases with {@code expiresAt > now}
-     * (strictly), by the caller's own clock.
+     * A test of rule S6: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S6", binding = REQUIRED,
+            checks = "a lease stops counting at its expiry instant: a relay acquiring exactly then (its own "
+                    + "leases unchanged for a lease duration since it wrote them), with a peer alive, gets its "
+                    + "fair share afresh and not its expired leases back.",
+            ifThisFails = "the answer holds only leases this call kept or claimed (LeaseAcquisition does so), and "
+                    + "the read-back keeps only leases with expiresAt > now (strictly), by the caller's own clock.")
     public void required_S6_aLeaseStopsCountingAtItsExpiryInstant() throws Exception {
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
@@ -1353,18 +1573,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S7: as relays join one at a time (up to one more than there are buckets) and then leave one
-     * at a time, the live relays converge within a few rounds to shares that differ by at most one
-     * and cover every bucket, and a converged fleet keeps its assignment.
-     *
-     * <p>If this test fails, check: every relay uses {@code LeasePlan} (shares from live
-     * heartbeats, preferred ranges, planned claims); stale heartbeats stop counting after one lease
-     * duration; released and expired buckets are claimable; an idle round writes nothing that
-     * moves a bucket.
+     * A test of rule S7: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S7", binding = REQUIRED,
+            checks = "as relays join one at a time (up to one more than there are buckets) and then leave one at "
+                    + "a time, the live relays converge within a few rounds to shares that differ by at most "
+                    + "one and cover every bucket, and a converged fleet keeps its assignment.",
+            ifThisFails = "every relay uses LeasePlan (shares from live heartbeats, preferred ranges, planned "
+                    + "claims); stale heartbeats stop counting after one lease duration; released and expired "
+                    + "buckets are claimable; an idle round writes nothing that moves a bucket.")
     public void required_S7_fairSharesConvergeAsRelaysJoinAndLeave() throws Exception {
         long lease = env.leaseDuration().toMillis();
         Random random = new Random(7);
@@ -1385,101 +1605,191 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     // ---------------------------------------------------------------------------------------
-    // S8 misconfiguration, S9 no expiry, S10 fidelity, S11 clock, S12 thread safety
+    // R14 takeover under churn
     // ---------------------------------------------------------------------------------------
 
     /**
-     * S8: pending rows in a bucket at or above {@code bucketCount}, which the relay can never
-     * claim (a writer configured with a larger bucket count), make {@code acquireBucketLeases}
-     * throw {@link OutboxMisconfigurationException} naming the bucket, instead of leaving them
-     * unpublished forever.
-     *
-     * <p>If this test fails, check: acquire goes through {@code LeaseAcquisition.acquire} and the
-     * store's {@code strayRows} probes for rows (or counters) with bucket &gt;= bucketCount; the
-     * exception type is {@code OutboxMisconfigurationException}, not a generic one the relay would
-     * retry.
+     * A test of rule R14: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "R14", binding = REQUIRED,
+            checks = "under churn (a peer that dies, then newcomers that each claim their share and die right "
+                    + "after, their heartbeats still claiming shares), every bucket reaches the live veteran "
+                    + "within two lease durations of losing its last live holder.",
+            ifThisFails = "acquire goes through LeaseAcquisition (one instance per store), whose plan gives new "
+                    + "buckets only to relays seen renewing and lets a relay take a bucket left claimable for a "
+                    + "quarter lease duration; the store's claim writes whatever lease the plan lists, also "
+                    + "above the caller's share; nothing is released that the plan keeps.")
+    public void required_R14_deadRelaysSharesAndDeadClaimersClaimsReachALiveRelayWithinTwoLeaseDurations()
+            throws Exception {
+        long lease = env.leaseDuration().toMillis();
+        long step = Math.max(1, lease / 4);
+        SimRelay veteran = relay("r14-veteran-m");
+        SimRelay dying = relay("r14-dying-b");
+        converge("R14", List.of(veteran, dying), new Random(14), 6, step, "two relays before the churn");
+        UnownedSpans spans = new UnownedSpans(env.bucketCount());
+        List<SimRelay> live = new ArrayList<>(List.of(veteran));
+        spans.observe(live, clock.millis()); // the dying relay made its last call: its buckets have no live holder
+        Map<SimRelay, Integer> calls = new HashMap<>();
+        int churnRounds = (int) (4 * lease / step);
+        int rounds = churnRounds + (int) (3 * lease / step) + 2;
+        for (int round = 0; round < rounds; round++) {
+            clock.advanceMillis(step);
+            if (round < churnRounds) {
+                live.add(relay("r14-young-" + (round % 2 == 0 ? "a" : "z") + round));
+            }
+            for (SimRelay r : List.copyOf(live)) {
+                r.acquire();
+                if (r != veteran && calls.merge(r, 1, Integer::sum) == 2) {
+                    live.remove(r); // dies right after its second call, with whatever it claimed
+                }
+                spans.observe(live, clock.millis());
+            }
+            assertThat(spans.longest()).as("R14, round %d after the first death: %s", round, spans)
+                    .isLessThanOrEqualTo(2 * lease);
+        }
+        assertThat(veteran.held).as("R14: the veteran, alone at the end").containsExactlyElementsOf(allBuckets());
+    }
+
+    /** Per bucket, how long it has had no live holder (by the relays' latest answers), and the longest such span. */
+    private static final class UnownedSpans {
+        private final long[] since;
+        private long longest;
+        private int longestBucket = -1;
+
+        UnownedSpans(int bucketCount) {
+            since = new long[bucketCount];
+            Arrays.fill(since, -1);
+        }
+
+        void observe(List<SimRelay> live, long now) {
+            boolean[] owned = new boolean[since.length];
+            for (SimRelay r : live) {
+                r.held.forEach(b -> owned[b] = true);
+            }
+            for (int b = 0; b < since.length; b++) {
+                if (!owned[b] && since[b] < 0) {
+                    since[b] = now;
+                } else if (owned[b]) {
+                    since[b] = -1;
+                }
+                if (since[b] >= 0 && now - since[b] > longest) {
+                    longest = now - since[b];
+                    longestBucket = b;
+                }
+            }
+        }
+
+        long longest() {
+            return longest;
+        }
+
+        @Override
+        public String toString() {
+            return "longest unowned span " + longest + " ms, bucket " + longestBucket;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // S8 misconfiguration, S9 no expiry, S10 fidelity, S11 clock, S12 thread safety
+    // ---------------------------------------------------------------------------------------
+
+    /**
+     * A test of rule S8: its {@link KitRule} says what it checks and where to look.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    @KitRule(id = "S8", binding = REQUIRED,
+            checks = "pending rows in a bucket at or above bucketCount, which the relay can never claim (a "
+                    + "writer configured with a larger bucket count), make acquireBucketLeases throw "
+                    + "OutboxMisconfigurationException naming the bucket, instead of leaving them unpublished "
+                    + "forever.",
+            ifThisFails = "acquire goes through LeaseAcquisition.acquire and the store's strayRows probes for "
+                    + "rows (or counters) with bucket >= bucketCount; the exception type is "
+                    + "OutboxMisconfigurationException, not a generic one the relay would retry.")
     public void required_S8_rowsOutsideTheBucketRangeAreFatal() throws Exception {
         SimRelay a = relay("relay-a");
-        enqueue(a.store, List.of(message(env.bucketCount() - 1)));
+        write(a.store, List.of(message(env.bucketCount() - 1)));
         assertThat(a.acquire()).as("rows in range are fine").isNotEmpty();
-        insertRawRow(a.store, message(env.bucketCount()));
+        writeRaw(a.store, message(env.bucketCount()));
         assertThatThrownBy(a::acquire).as("a row in bucket %d, just outside [0, %d)", env.bucketCount(),
                 env.bucketCount()).isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining(String.valueOf(env.bucketCount()));
 
         SimRelay b = relay("relay-b");
         int far = env.bucketCount() * 100 + 7;
-        insertRawRow(b.store, message(far));
+        writeRaw(b.store, message(far));
         assertThatThrownBy(b::acquire).as("rows in buckets %d and %d, outside [0, %d)", env.bucketCount(), far,
                 env.bucketCount()).isInstanceOf(OutboxMisconfigurationException.class);
     }
 
     /**
-     * S8, the other side: a pending row in a negative bucket (a foreign writer with a signed hash,
-     * a hand-written fix) makes {@code acquireBucketLeases} throw
-     * {@link OutboxMisconfigurationException} naming the bucket. Needs the fixture's
-     * {@link #insertRawRow(OutboxStore, OutboxMessage, int)}.
-     *
-     * <p>If this test fails, check: the store's {@code strayRows} looks below 0 as well as at and
-     * above {@code bucketCount} (an index seek on each side); the lease read-back and the plan
-     * never treat a negative bucket as bucket 0.
+     * A test of rule S8: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S8", binding = REQUIRED,
+            checks = "S8, the other side: a pending row in a negative bucket (a foreign writer with a signed "
+                    + "hash, a hand-written fix) makes acquireBucketLeases throw "
+                    + "OutboxMisconfigurationException naming the bucket. Needs the fixture's insertRawRow.",
+            ifThisFails = "the store's strayRows looks below 0 as well as at and above bucketCount (an index "
+                    + "seek on each side); the lease read-back and the plan never treat a negative bucket as "
+                    + "bucket 0.")
     public void required_S8_rowsBelowBucketZeroAreFatal() throws Exception {
         SimRelay a = relay("relay-a");
-        enqueue(a.store, List.of(message(0)));
+        write(a.store, List.of(message(0)));
         assertThat(a.acquire()).as("rows in range are fine").isNotEmpty();
-        insertRawRow(a.store, message(0), -1);
+        writeRaw(a.store, message(0), -1);
         assertThatThrownBy(a::acquire).as("a row in bucket -1, just below [0, %d)", env.bucketCount())
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("-1");
 
         SimRelay b = relay("relay-b");
-        insertRawRow(b.store, message(1), Integer.MIN_VALUE);
+        writeRaw(b.store, message(1), Integer.MIN_VALUE);
         assertThatThrownBy(b::acquire).as("rows in buckets -1 and %d", Integer.MIN_VALUE)
                 .isInstanceOf(OutboxMisconfigurationException.class);
     }
 
     /**
-     * S9: pending rows never expire: after a long time, with leases long gone, they are still
-     * there in order.
-     *
-     * <p>If this test fails, check: no TTL attribute or index on pending messages, no cleanup job,
-     * no filter on createdAt in {@code nextBatch}.
+     * A test of rule S9: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S9", binding = REQUIRED,
+            checks = "pending rows never expire: after a long time, with leases long gone, they are still there "
+                    + "in order.",
+            ifThisFails = "no TTL attribute or index on pending messages, no cleanup job, no filter on createdAt "
+                    + "in nextBatch.")
     public void required_S9_pendingRowsNeverExpire() throws Exception {
         int bucket = env.bucketCount() - 1;
         List<OutboxMessage> pending = messages(bucket, 3);
-        enqueue(store(), pending);
+        write(store(), pending);
         SimRelay a = relay("relay-a");
         a.acquire();
         clock.advance(Duration.ofDays(400));
         a.acquire();
-        assertThat(ids(store().nextBatch(bucket, 10))).as("rows after 400 days").containsExactlyElementsOf(ids(pending));
+        assertThat(readIds(store().nextBatch(bucket, 10))).as("rows after 400 days").containsExactlyElementsOf(ids(pending));
         assertThat(store().bucketsWithPending(allBuckets())).as("pending buckets after 400 days").containsExactly(bucket);
     }
 
     /**
-     * S10: topic, key, value (null and empty are different), headers (order, repeats, null and
-     * empty values, non-ASCII names), partition, message id and creation time (milliseconds) come
-     * back exactly as enqueued.
-     *
-     * <p>If this test fails, check: nullable binary columns/attributes for key and value (an empty
-     * binary must not become null, e.g. DynamoDB refuses empty binary sets but not empty binary
-     * values); headers stored with {@code OutboxHeaderCodec} or in an order-preserving structure;
-     * createdAt stored with millisecond precision in UTC; partition stored as nullable.
+     * A test of rule S10: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S10", binding = REQUIRED,
+            checks = "topic, key, value (null and empty are different), headers (order, repeats, null and empty "
+                    + "values, non-ASCII names), partition, message id and creation time (milliseconds) come "
+                    + "back exactly as enqueued.",
+            ifThisFails = "nullable binary columns/attributes for key and value (an empty binary must not become "
+                    + "null, e.g. DynamoDB refuses empty binary sets but not empty binary values); headers "
+                    + "stored with OutboxHeaderCodec or in an order-preserving structure; createdAt stored with "
+                    + "millisecond precision in UTC; partition stored as nullable.")
     public void required_S10_everyFieldRoundTripsExactly() throws Exception {
         clock.advanceMillis(123);
         byte[] allBytes = new byte[256];
@@ -1491,21 +1801,21 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
                 OutboxHeader.of("größe-名前-\uD83D\uDE00", new byte[] {0}));
         String longTopic = "t".repeat(OutboxMessage.MAX_TOPIC_LENGTH);
         List<OutboxMessage> originals = List.of(
-                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, null, null, List.of(), null, clock.instant()),
-                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, new byte[0], new byte[0], List.of(), null,
+                StoredMessages.rebuild(UUID.randomUUID(), 1, TOPIC, null, null, List.of(), null, clock.instant()),
+                StoredMessages.rebuild(UUID.randomUUID(), 1, TOPIC, new byte[0], new byte[0], List.of(), null,
                         clock.instant().plusMillis(1)),
-                new OutboxMessage(UUID.randomUUID(), 1, longTopic, allBytes, allBytes, headers, 0,
+                StoredMessages.rebuild(UUID.randomUUID(), 1, longTopic, allBytes.clone(), allBytes.clone(), headers, 0,
                         clock.instant().plusMillis(2)),
-                new OutboxMessage(UUID.randomUUID(), 1, "a.b_c-D", new byte[] {0}, null, headers.subList(1, 3),
+                StoredMessages.rebuild(UUID.randomUUID(), 1, "a.b_c-D", new byte[] {0}, null, headers.subList(1, 3),
                         Integer.MAX_VALUE, Instant.parse("1999-12-31T23:59:59.999Z")),
-                new OutboxMessage(UUID.randomUUID(), 1, TOPIC, null, new byte[] {-1}, List.of(), 17,
+                StoredMessages.rebuild(UUID.randomUUID(), 1, TOPIC, null, new byte[] {-1}, List.of(), 17,
                         Instant.parse("2106-02-07T06:28:16.001Z")));
-        enqueue(store(), originals);
-        List<OutboxMessage> read = store().nextBatch(1, 10);
+        write(store(), originals);
+        List<Pending> read = store().nextBatch(1, 10);
         assertThat(read).hasSize(originals.size());
         for (int i = 0; i < originals.size(); i++) {
             OutboxMessage expected = originals.get(i);
-            OutboxMessage actual = read.get(i);
+            OutboxMessage actual = read.get(i).message();
             assertThat(actual.messageId()).as("message id of message %d (enqueue order kept?)", i)
                     .isEqualTo(expected.messageId());
             assertThat(actual.topic()).as("topic of message %d", i).isEqualTo(expected.topic());
@@ -1515,47 +1825,48 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             assertThat(actual.partition()).as("partition of message %d", i).isEqualTo(expected.partition());
             assertThat(actual.createdAt()).as("createdAt of message %d", i).isEqualTo(expected.createdAt());
             assertThat(actual.bucket()).as("bucket of message %d", i).isEqualTo(1);
-            assertThat(actual.sameContent(expected)).as("message %d round-trips exactly", i).isTrue();
+            assertThat(actual).as("message %d round-trips exactly", i).isEqualTo(expected);
         }
     }
 
     /**
-     * S10: a message whose payload is exactly the largest the store declares is accepted and
-     * round-trips, wherever the bytes are: all in the value, all in the key, or all in one header;
-     * each with the longest topic and an explicit partition, so the store's own fields take their
-     * largest size too.
-     *
-     * <p>If this test fails, check: the declared limit matches the real one (column types,
-     * document or item size minus the store's own fields at their largest); no field has a
-     * smaller limit of its own (a key column of 64 KiB, say); the limit compares
-     * {@code payloadSize()} with {@code >}, not {@code >=}.
+     * A test of rule S10: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S10", binding = REQUIRED,
+            checks = "a message whose payload is exactly the largest the store declares is accepted and "
+                    + "round-trips, wherever the bytes are: all in the value, all in the key, or all in one "
+                    + "header; each with the longest topic and an explicit partition, so the store's own fields "
+                    + "take their largest size too.",
+            ifThisFails = "the declared limit matches the real one (column types, document or item size minus "
+                    + "the store's own fields at their largest); no field has a smaller limit of its own (a key "
+                    + "column of 64 KiB, say); the limit compares StoredMessages.payloadSize(message) with >, "
+                    + "not >=.")
     public void required_S10_theLargestDeclaredPayloadRoundTripsInEveryField() throws Exception {
         long limit = maxPayloadBytes();
         String topic = "t".repeat(OutboxMessage.MAX_TOPIC_LENGTH);
         int emptyHeaders = 5; // the encoded empty header list
         List<OutboxMessage> largest = List.of(
-                new OutboxMessage(UUID.randomUUID(), 0, topic, null, bytes(limit - emptyHeaders), List.of(),
+                StoredMessages.rebuild(UUID.randomUUID(), 0, topic, null, bytes(limit - emptyHeaders), List.of(),
                         Integer.MAX_VALUE, clock.instant()),
-                new OutboxMessage(UUID.randomUUID(), 0, topic, bytes(limit - emptyHeaders), null, List.of(),
+                StoredMessages.rebuild(UUID.randomUUID(), 0, topic, bytes(limit - emptyHeaders), null, List.of(),
                         Integer.MAX_VALUE, clock.instant()),
                 // one header "h": 5 + (4 + 1) + (4 + n) bytes of encoding
-                new OutboxMessage(UUID.randomUUID(), 0, topic, null, null,
+                StoredMessages.rebuild(UUID.randomUUID(), 0, topic, null, null,
                         List.of(OutboxHeader.of("h", bytes(limit - emptyHeaders - 9))), Integer.MAX_VALUE,
                         clock.instant()));
         String[] where = {"the value", "the key", "one header"};
         for (int i = 0; i < largest.size(); i++) {
             OutboxMessage m = largest.get(i);
-            assertThat(m.payloadSize()).isEqualTo(limit);
-            enqueue(store(), List.of(m));
-            List<OutboxMessage> read = store().nextBatch(0, 1);
+            assertThat(StoredMessages.payloadSize(m)).isEqualTo(limit);
+            write(store(), List.of(m));
+            List<Pending> read = store().nextBatch(0, 1);
             assertThat(read).as("the largest payload in %s", where[i]).hasSize(1);
-            assertThat(read.get(0).sameContent(m)).as("the largest payload in %s round-trips exactly", where[i])
-                    .isTrue();
-            store().markPublished(0, read);
+            assertThat(read.get(0).message()).as("the largest payload in %s round-trips exactly", where[i])
+                    .isEqualTo(m);
+            KitChecks.published(store(), 0, read);
         }
     }
 
@@ -1569,50 +1880,51 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S10: createdAt is an instant, not a local time: it round-trips while the writer and the
-     * reader run with different default time zones.
-     *
-     * <p>If this test fails, check: createdAt is stored as epoch milliseconds or a zone-aware
-     * type, never converted through the JVM's or the session's default time zone.
+     * A test of rule S10: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S10", binding = REQUIRED,
+            checks = "createdAt is an instant, not a local time: it round-trips while the writer and the reader "
+                    + "run with different default time zones.",
+            ifThisFails = "createdAt is stored as epoch milliseconds or a zone-aware type, never converted "
+                    + "through the JVM's or the session's default time zone.")
     public void required_S10_createdAtIgnoresTheDefaultTimeZone() throws Exception {
-        java.util.TimeZone original = java.util.TimeZone.getDefault();
+        TimeZone original = TimeZone.getDefault();
         OutboxMessage m = message(2);
         try {
-            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("America/New_York"));
-            enqueue(store(), List.of(m));
-            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("Asia/Tokyo"));
-            List<OutboxMessage> read = store().nextBatch(2, 1);
+            TimeZone.setDefault(TimeZone.getTimeZone("America/New_York"));
+            write(store(), List.of(m));
+            TimeZone.setDefault(TimeZone.getTimeZone("Asia/Tokyo"));
+            List<Pending> read = store().nextBatch(2, 1);
             assertThat(read).hasSize(1);
-            assertThat(read.get(0).createdAt()).as("createdAt written in New York, read in Tokyo")
+            assertThat(read.get(0).message().createdAt()).as("createdAt written in New York, read in Tokyo")
                     .isEqualTo(m.createdAt());
         } finally {
-            java.util.TimeZone.setDefault(original);
+            TimeZone.setDefault(original);
         }
     }
 
     /**
-     * S10: one byte more than the declared limit fails at enqueue with a clear error, and nothing
-     * of that transaction is written, not even its other, small messages.
-     *
-     * <p>If this test fails, check: the enqueue helper calls
-     * {@code message.requirePayloadAtMost(limit)} for every message before it writes anything; the
-     * error propagates (as {@link OutboxPayloadTooLargeException} or its cause) so the caller's
-     * transaction rolls back.
+     * A test of rule S10: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S10", binding = REQUIRED,
+            checks = "one byte more than the declared limit fails at enqueue with a clear error, and nothing of "
+                    + "that transaction is written, not even its other, small messages.",
+            ifThisFails = "the enqueue helper calls StoredMessages.requirePayloadAtMost(message, limit) for "
+                    + "every message before it writes anything; the error propagates (as "
+                    + "OutboxPayloadTooLargeException or its cause) so the caller's transaction rolls back.")
     public void required_S10_oneByteOverTheLimitFailsAndWritesNothing() throws Exception {
         OutboxMessage small = message(0);
-        OutboxMessage tooLarge = new OutboxMessage(UUID.randomUUID(), 1, TOPIC, null, bytes(maxPayloadBytes() + 1 - 5),
-                List.of(), null, clock.instant());
+        OutboxMessage tooLarge = StoredMessages.rebuild(UUID.randomUUID(), 1, TOPIC, null,
+                bytes(maxPayloadBytes() + 1 - 5), List.of(), null, clock.instant());
         Throwable thrown = null;
         try {
-            enqueue(store(), List.of(small, tooLarge));
+            write(store(), List.of(small, tooLarge));
         } catch (Throwable t) {
             thrown = t;
         }
@@ -1623,16 +1935,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S11: lease time comes from the injected clock only. Leases behave by the kit's clock set
-     * decades away from the machine's time, in both directions.
-     *
-     * <p>If this test fails, check: no {@code System.currentTimeMillis()}, {@code Instant.now()},
-     * database {@code now()} or server-side time in lease logic; expiry and heartbeats are stored
-     * as epoch milliseconds computed from the clock given to the store.
+     * A test of rule S11: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S11", binding = REQUIRED,
+            checks = "lease time comes from the injected clock only. Leases behave by the kit's clock set "
+                    + "decades away from the machine's time, in both directions.",
+            ifThisFails = "no System.currentTimeMillis(), Instant.now(), database now() or server-side time in "
+                    + "lease logic; expiry and heartbeats are stored as epoch milliseconds computed from the "
+                    + "clock given to the store.")
     public void required_S11_leaseTimeComesFromTheInjectedClock() throws Exception {
         long lease = env.leaseDuration().toMillis();
         // The past first: moving forward, everything written in 2001 has long expired by 2101.
@@ -1653,16 +1966,17 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * S12: one store instance serves concurrent callers: several threads drain their own buckets
-     * while others acquire and renew leases, all through the same instance.
-     *
-     * <p>If this test fails, check: no shared mutable state without synchronization (a shared
-     * JDBC connection, a non-thread-safe cache, reused statement objects); each call borrows its
-     * own connection or session.
+     * A test of rule S12: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "S12", binding = STOCHASTIC,
+            checks = "one store instance serves concurrent callers: several threads drain their own buckets "
+                    + "while others acquire and renew leases, all through the same instance.",
+            ifThisFails = "no shared mutable state without synchronization (a shared JDBC connection, a "
+                    + "non-thread-safe cache, reused statement objects); each call borrows its own connection "
+                    + "or session.")
     public void stochastic_S12_oneStoreInstanceServesConcurrentCallers() throws Exception {
         OutboxStore shared = store();
         int buckets = Math.min(4, env.bucketCount());
@@ -1670,22 +1984,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         for (int b = 0; b < buckets; b++) {
             List<OutboxMessage> ms = messages(b, 60);
             for (int i = 0; i < ms.size(); i += 10) {
-                enqueue(shared, ms.subList(i, i + 10));
+                write(shared, ms.subList(i, i + 10));
             }
             expected.put(b, ids(ms));
         }
-        Map<Integer, List<UUID>> drained = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<Integer, List<UUID>> drained = new ConcurrentHashMap<>();
         List<Callable<Void>> tasks = new ArrayList<>();
         for (int b = 0; b < buckets; b++) {
             int bucket = b;
             tasks.add(() -> {
-                List<UUID> seen = new ArrayList<>();
-                for (List<OutboxMessage> batch = shared.nextBatch(bucket, 7); !batch.isEmpty();
-                     batch = shared.nextBatch(bucket, 7)) {
-                    shared.markPublished(bucket, batch);
-                    seen.addAll(ids(batch));
-                }
-                drained.put(bucket, seen);
+                drained.put(bucket, ids(KitChecks.drain(shared, bucket, 7, expected.get(bucket).size())));
                 return null;
             });
         }
@@ -1694,7 +2002,7 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
                 SimRelay r = new SimRelay(id, shared, env);
                 for (int i = 0; i < 30; i++) {
                     r.acquire();
-                    if (shared instanceof LeaseRenewal) {
+                    if (shared.leaseRenewal().isPresent()) {
                         r.held = r.renew();
                     }
                 }
@@ -1712,37 +2020,38 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // ---------------------------------------------------------------------------------------
 
     /**
-     * E4: an enqueue whose transaction rolls back leaves nothing behind; a later committed enqueue
-     * shows only its own messages.
-     *
-     * <p>If this test fails, check: the enqueue helper writes through the caller's transaction
-     * (connection, session, transact-write request) and never commits on its own or uses a
-     * separate connection.
+     * A test of rule E4: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "E4", binding = REQUIRED,
+            checks = "an enqueue whose transaction rolls back leaves nothing behind; a later committed enqueue "
+                    + "shows only its own messages.",
+            ifThisFails = "the enqueue helper writes through the caller's transaction (connection, session, "
+                    + "transact-write request) and never commits on its own or uses a separate connection.")
     public void required_E4_aRolledBackEnqueueLeavesNothing() throws Exception {
-        enqueueAndRollBack(store(), List.of(message(0), message(1), message(0)));
+        writeAndRollBack(store(), List.of(message(0), message(1), message(0)));
         assertThat(store().bucketsWithPending(allBuckets())).as("after rollback").isEmpty();
         assertThat(store().nextBatch(0, 10)).as("bucket 0 after rollback").isEmpty();
         OutboxMessage committed = message(1);
-        enqueue(store(), List.of(committed));
+        write(store(), List.of(committed));
         assertThat(store().bucketsWithPending(allBuckets())).as("after one committed enqueue").containsExactly(1);
-        assertThat(ids(store().nextBatch(1, 10))).as("bucket 1 holds only the committed message").containsExactly(committed.messageId());
+        assertThat(readIds(store().nextBatch(1, 10))).as("bucket 1 holds only the committed message").containsExactly(committed.messageId());
     }
 
     /**
-     * E5: writers enqueueing concurrently, each with its own store instance, into one bucket lose
-     * nothing, and each writer's messages keep their order.
-     *
-     * <p>If this test fails, check: the per-bucket sequence is reserved with one atomic increment
-     * (an auto-increment column, {@code $inc}, {@code ADD}), never computed as "max + 1" or cached;
-     * no unique-key collision is swallowed.
+     * A test of rule E5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "E5", binding = STOCHASTIC,
+            checks = "writers enqueueing concurrently, each with its own store instance, into one bucket lose "
+                    + "nothing, and each writer's messages keep their order.",
+            ifThisFails = "the per-bucket sequence is reserved with one atomic increment (an auto-increment "
+                    + "column, $inc, ADD), never computed as \"max + 1\" or cached; no unique-key collision is "
+                    + "swallowed.")
     public void stochastic_E5_concurrentWritersLoseNothingAndKeepTheirOrder() throws Exception {
         int writers = env.contentionRelays();
         int perWriter = 60;
@@ -1758,13 +2067,13 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
             List<OutboxMessage> mine = written.get(w);
             tasks.add(() -> {
                 for (OutboxMessage m : mine) {
-                    enqueue(s, List.of(m));
+                    write(s, List.of(m));
                 }
                 return null;
             });
         }
         runConcurrently(tasks);
-        List<UUID> drained = ids(drain(store(), 3));
+        List<UUID> drained = ids(drain(store(), 3, writers * perWriter));
         assertThat(drained).as("messages of %d concurrent writers", writers).doesNotHaveDuplicates()
                 .hasSize(writers * perWriter);
         for (int w = 0; w < writers; w++) {
@@ -1775,36 +2084,40 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * Discovery: the store's provider is found by name through {@link java.util.ServiceLoader},
-     * and the store it opens works on this test's storage.
-     *
-     * It also refuses an unknown setting.
-     *
-     * <p>If this test fails, check: the provider is registered in
-     * {@code META-INF/services/io.outbox.spi.OutboxStoreProvider} (with
-     * {@code @AutoService(OutboxStoreProvider.class)}); {@code name()} returns the documented
-     * name; {@code create} accepts the documented settings.
+     * A test of rule discovery: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "discovery", binding = REQUIRED,
+            checks = "Discovery: the store's provider is found by name through java.util.ServiceLoader, and the "
+                    + "store it opens works on this test's storage. * It also refuses an unknown setting.",
+            ifThisFails = "the provider is registered in META-INF/services/io.outbox.spi.OutboxStoreProvider "
+                    + "(with @AutoService(OutboxStoreProvider.class)); name() returns the documented name; "
+                    + "create accepts the documented settings.")
     public void required_discovery_providerIsFoundByName() throws Exception {
         OutboxStoreProvider provider = OutboxStores.provider(providerName());
         assertThat(provider.name()).isEqualTo(providerName());
         OutboxMessage m = message(env.bucketCount() - 1);
-        enqueue(store(), List.of(m));
-        OutboxStore discovered = OutboxStores.open(providerName(), providerConfig());
+        write(store(), List.of(m));
+        OutboxStore opened = fixture("OutboxStores.open(providerName(), providerConfig())",
+                () -> OutboxStores.open(providerName(), providerConfig()));
         try {
+            OutboxStore discovered = BoundedCalls.bounded(OutboxStore.class, opened, env.callTimeout(), CALL_TIMEOUT);
             assertThat(discovered.bucketsWithPending(allBuckets()))
                     .as("the store opened by name sees this test's storage").containsExactly(m.bucket());
         } finally {
-            if (discovered instanceof AutoCloseable closeable) {
-                closeable.close();
+            if (opened instanceof AutoCloseable closeable) {
+                fixture("close() of the store opened by name", () -> {
+                    closeable.close();
+                    return null;
+                });
             }
         }
         Map<String, String> misspelt = new HashMap<>(providerConfig());
         misspelt.put("no.such.setting", "x");
-        assertThatThrownBy(() -> OutboxStores.open(providerName(), misspelt))
+        assertThatThrownBy(() -> fixture("OutboxStores.open with a misspelt setting",
+                () -> OutboxStores.open(providerName(), misspelt)))
                 .as("an unknown setting is refused (validate with OutboxStoreConfig.parse)")
                 .isInstanceOf(OutboxMisconfigurationException.class).hasMessageContaining("no.such.setting");
     }
@@ -1813,23 +2126,30 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     // C1 renewal, C2 pending metrics, C3 release
     // ---------------------------------------------------------------------------------------
 
-    private void assumeCapability(Class<?> capability, String rule) throws Exception {
-        assumeTrue(capability.isInstance(store()), "the store does not implement " + capability.getSimpleName()
-                + " (" + rule + "); optional");
+    /** The capability an accessor of the store returns, or the test skipped with the reason. */
+    private static <T> T assumeCapability(Optional<T> capability, String name, String rule) {
+        assumeTrue(capability.isPresent(), "the store offers no " + name + " (" + rule + "): its accessor is empty; "
+                + "optional");
+        return capability.get();
+    }
+
+    /** A handle no store makes: an entry carrying it was not read by the store under test. */
+    private record ForeignHandle(UUID messageId) {
     }
 
     /**
-     * C1: renewal extends the caller's unexpired leases and refreshes its heartbeat: a peer can
-     * take neither the buckets nor a share while the caller keeps renewing.
-     *
-     * <p>If this test fails, check: renewal updates the heartbeat; the renewal write is
-     * conditional on owner = me and expiry &gt; now and sets expiry to max(expiry, now + duration).
+     * A test of rule C1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C1", binding = OPTIONAL,
+            checks = "renewal extends the caller's unexpired leases and refreshes its heartbeat: a peer can take "
+                    + "neither the buckets nor a share while the caller keeps renewing.",
+            ifThisFails = "renewal updates the heartbeat; the renewal write is conditional on owner = me and "
+                    + "expiry > now and sets expiry to max(expiry, now + duration).")
     public void optional_C1_renewalExtendsLeasesAndRefreshesTheHeartbeat() throws Exception {
-        assumeCapability(LeaseRenewal.class, "C1");
+        assumeCapability(store().leaseRenewal(), "LeaseRenewal", "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
         a.acquire();
@@ -1842,17 +2162,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * C1: renewal reports a lease as lost once it expired or another relay took it, and does not
-     * take it back.
-     *
-     * <p>If this test fails, check: renewal only touches leases with owner = me and expiry &gt;
-     * now; it returns only the buckets its conditional writes succeeded on.
+     * A test of rule C1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C1", binding = OPTIONAL,
+            checks = "renewal reports a lease as lost once it expired or another relay took it, and does not "
+                    + "take it back.",
+            ifThisFails = "renewal only touches leases with owner = me and expiry > now; it returns only the "
+                    + "buckets its conditional writes succeeded on.")
     public void optional_C1_renewalReportsLostLeases() throws Exception {
-        assumeCapability(LeaseRenewal.class, "C1");
+        assumeCapability(store().leaseRenewal(), "LeaseRenewal", "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
@@ -1867,17 +2188,16 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * C1, S13: a renewal with the clock set back never shortens a lease and still changes it, so a
-     * peer watching sees a live holder.
-     *
-     * <p>If this test fails, check: the renewal sets expiry to max(stored expiry + 1, now +
-     * duration).
+     * A test of rule C1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C1", binding = OPTIONAL,
+            checks = "a renewal with the clock set back never shortens a lease.",
+            ifThisFails = "the renewal sets expiry to max(stored expiry, now + duration).")
     public void optional_C1_renewalNeverShortensALease() throws Exception {
-        assumeCapability(LeaseRenewal.class, "C1");
+        assumeCapability(store().leaseRenewal(), "LeaseRenewal", "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
@@ -1893,21 +2213,24 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * C1: a relay that only renews (during a long publish) still counts as live: its heartbeat is
-     * refreshed, so a joining relay's arrival shrinks the others' shares as it should.
-     *
-     * <p>If this test fails, check: renewal writes the relay's heartbeat too.
+     * A test of rule C1: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C1", binding = OPTIONAL,
+            checks = "a relay that only renews (during a long publish, for two lease durations) still counts as "
+                    + "live: every renewal changes its heartbeat, so a joining relay's arrival shrinks the others' "
+                    + "shares as it should.",
+            ifThisFails = "renewal writes the relay's heartbeat too, to a new value each time "
+                    + "(max(stored + 1, now)), never a constant.")
     public void optional_C1_renewalKeepsTheRelayCountedAsLive() throws Exception {
-        assumeCapability(LeaseRenewal.class, "C1");
+        assumeCapability(store().leaseRenewal(), "LeaseRenewal", "C1");
         long lease = env.leaseDuration().toMillis();
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
         converge("C1", List.of(a, b), new Random(11), 6, lease / 10, "two relays");
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 5; i++) {
             clock.advanceMillis(lease / 2);
             a.acquire();
             assertThat(b.renew()).as("relay-b renewing, step %d", i).isEqualTo(b.held);
@@ -1920,18 +2243,18 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * C2: the pending metrics count every pending message in every bucket and name the oldest
-     * creation time; an empty store reports zero and no time.
-     *
-     * <p>If this test fails, check: the count is over all buckets, not just leased ones; the
-     * minimum is over createdAt in milliseconds; deleted rows are not counted.
+     * A test of rule C2: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C2", binding = OPTIONAL,
+            checks = "the pending metrics count every pending message in every bucket and name the oldest "
+                    + "creation time; an empty store reports zero and no time.",
+            ifThisFails = "the count is over all buckets, not just leased ones; the minimum is over createdAt in "
+                    + "milliseconds; deleted rows are not counted.")
     public void optional_C2_pendingMetricsCountEveryBucketAndFindTheOldest() throws Exception {
-        assumeCapability(PendingMetrics.class, "C2");
-        PendingMetrics metrics = (PendingMetrics) store();
+        PendingMetrics metrics = assumeCapability(store().pendingMetrics(), "PendingMetrics", "C2");
         Duration timeout = Duration.ofSeconds(10);
         assertThat(metrics.pendingMetrics(timeout)).isEqualTo(new PendingSnapshot(0, null));
         OutboxMessage newest = message(1);
@@ -1939,56 +2262,56 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         OutboxMessage oldest = message(0);
         clock.advanceMillis(2_000);
         OutboxMessage middle = message(env.bucketCount() - 1);
-        enqueue(store(), List.of(newest, oldest, middle));
+        write(store(), List.of(newest, oldest, middle));
         assertThat(metrics.pendingMetrics(timeout)).as("three messages in three buckets")
                 .isEqualTo(new PendingSnapshot(3, oldest.createdAt()));
-        drain(store(), 0);
+        drain(store(), 0, 10);
         assertThat(metrics.pendingMetrics(timeout)).as("after bucket 0 was drained")
                 .isEqualTo(new PendingSnapshot(2, middle.createdAt()));
         clock.advanceMillis(-10_000);
         OutboxMessage olderBehind = message(1);
-        enqueue(store(), List.of(olderBehind));
+        write(store(), List.of(olderBehind));
         assertThat(metrics.pendingMetrics(timeout)).as("the oldest is second in its bucket, not at its head")
                 .isEqualTo(new PendingSnapshot(3, olderBehind.createdAt()));
     }
 
     /**
-     * C3: a relay that releases its leases on a graceful stop hands its buckets over at once, and
-     * its heartbeat no longer counts.
-     *
-     * <p>If this test fails, check: release clears the owner of every lease the relay holds and
-     * deletes its heartbeat row.
+     * A test of rule C3: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C3", binding = OPTIONAL,
+            checks = "a relay that releases its leases on a graceful stop hands its buckets over at once, and "
+                    + "its heartbeat no longer counts.",
+            ifThisFails = "release clears the owner of every lease the relay holds and deletes its heartbeat row.")
     public void optional_C3_releaseHandsBucketsOverAtOnce() throws Exception {
-        assumeCapability(LeaseRelease.class, "C3");
+        assumeCapability(store().leaseRelease(), "LeaseRelease", "C3");
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
         converge("C3", List.of(a, b), new Random(33), 6, env.leaseDuration().toMillis() / 10, "two relays");
-        ((LeaseRelease) a.store).releaseBucketLeases(a.id);
+        a.store.leaseRelease().orElseThrow().releaseBucketLeases(a.id);
         assertThat(b.acquire()).as("relay-b right after relay-a released").containsExactlyElementsOf(allBuckets());
     }
 
     /**
-     * C3: release is fenced by owner: leases another relay took over are left alone.
-     *
-     * <p>If this test fails, check: the release write's condition includes owner = the releasing
-     * relay.
+     * A test of rule C3: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C3", binding = OPTIONAL,
+            checks = "release is fenced by owner: leases another relay took over are left alone.",
+            ifThisFails = "the release write's condition includes owner = the releasing relay.")
     public void optional_C3_releaseIsFencedByOwner() throws Exception {
-        assumeCapability(LeaseRelease.class, "C3");
+        assumeCapability(store().leaseRelease(), "LeaseRelease", "C3");
         SimRelay a = relay("relay-a");
         SimRelay b = relay("relay-b");
         a.acquire();
         assertThat(b.acquire()).as("relay-b's first look").isEmpty();
         clock.advance(env.leaseDuration());
         assertThat(b.acquire()).as("relay-b after relay-a's leases expired").containsExactlyElementsOf(allBuckets());
-        ((LeaseRelease) a.store).releaseBucketLeases(a.id);
+        a.store.leaseRelease().orElseThrow().releaseBucketLeases(a.id);
         SimRelay c = relay("relay-c");
         assertThat(c.acquire()).as("relay-c: relay-b's leases survived relay-a's release").isEmpty();
         assertThat(b.acquire()).as("relay-b after relay-c joined keeps its share")
@@ -1996,47 +2319,76 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
     }
 
     /**
-     * C5: the read ahead returns the batch {@code nextBatch} would return with the batch in flight
-     * deleted, while that batch is still pending: it leaves the batch out (not "reads after its
-     * last position"), and {@code markPublished} then deletes the older batch and the one read
-     * ahead, each alone.
-     *
-     * <p>If this test fails, check: the query leaves out the row ids of {@code inFlight}
-     * ({@code id NOT IN (...)}), in the same order and limit as {@code nextBatch}; ids of
-     * {@code inFlight} no longer pending change nothing; an empty {@code inFlight} is
-     * {@code nextBatch}; {@code markPublished} accepts a batch that is not the latest one read;
-     * the arguments are checked with {@code StoreArguments}.
+     * A test of rule C5: its {@link KitRule} says what it checks and where to look.
      *
      * @throws Exception when the store or the fixture fails
      */
     @Test
+    @KitRule(id = "C5", binding = OPTIONAL,
+            checks = "the read ahead keeps nextBatch's byte budget (S1) for the messages after the batch in "
+                    + "flight, which counts against nothing: the first of them always, alone when over the budget.",
+            ifThisFails = "the budget is applied to the rows left after the exclusion, not to the rows of the "
+                    + "batch in flight; the read stops at the first message the budget refuses.")
+    public void optional_C5_readAheadKeepsTheByteBudget() throws Exception {
+        ReadAhead ahead = assumeCapability(store().readAhead(), "ReadAhead", "C5");
+        List<OutboxMessage> sized = List.of(sized(5, 0, 400, 0), sized(5, 0, 400, 0), sized(5, 8, 100, 1),
+                sized(5, 0, 100, 0), sized(5, 0, 3_000, 0));
+        enqueueEach(sized);
+        long[] bytes = sized.stream().mapToLong(BatchBytes::of).toArray();
+        List<Pending> inFlight = store().nextBatch(5, 2, Long.MAX_VALUE);
+        assertThat(readIds(ahead.nextBatchExcluding(5, inFlight, 10, bytes[2] + bytes[3])))
+                .as("read ahead within the bytes of messages 2 and 3").containsExactlyElementsOf(ids(sized.subList(2, 4)));
+        assertThat(readIds(ahead.nextBatchExcluding(5, inFlight, 10, bytes[2] + bytes[3] - 1)))
+                .as("one byte short").containsExactlyElementsOf(ids(sized.subList(2, 3)));
+        List<Pending> twoAndThree = ahead.nextBatchExcluding(5, inFlight, 10, bytes[2] + bytes[3]);
+        KitChecks.published(store(), 5, inFlight);
+        assertThat(readIds(ahead.nextBatchExcluding(5, twoAndThree, 10, 1)))
+                .as("read ahead over a budget of 1 byte: the message of %d bytes alone", bytes[4])
+                .containsExactlyElementsOf(ids(sized.subList(4, 5)));
+        assertThatThrownBy(() -> ahead.nextBatchExcluding(5, List.of(), 10, 0)).as("maxBytes 0")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBytes");
+    }
+
+    /**
+     * A test of rule C5: its {@link KitRule} says what it checks and where to look.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    @KitRule(id = "C5", binding = OPTIONAL,
+            checks = "the read ahead returns what nextBatch would return with the batch in flight deleted, while "
+                    + "that batch is still pending, and markPublished deletes the older batch and the one read "
+                    + "ahead each alone.",
+            ifThisFails = "the query leaves out the row ids of inFlight (id NOT IN (...)) in the order and limit "
+                    + "of nextBatch; ids no longer pending change nothing; an empty inFlight is nextBatch; "
+                    + "markPublished accepts a batch that is not the latest one read; arguments are checked "
+                    + "with StoreArguments.")
     public void optional_C5_readAheadLeavesOutTheBatchInFlight() throws Exception {
-        assumeCapability(ReadAhead.class, "C5");
-        ReadAhead ahead = (ReadAhead) store();
+        ReadAhead ahead = assumeCapability(store().readAhead(), "ReadAhead", "C5");
         List<OutboxMessage> three = new ArrayList<>();
         for (int i = 0; i < 25; i++) {
             three.add(message(3));
             if (i % 5 == 0) {
-                enqueue(store(), List.of(message(4)));
+                write(store(), List.of(message(4)));
             }
         }
-        enqueue(store(), three);
-        assertThat(ids(ahead.nextBatchExcluding(3, List.of(), 10))).as("nothing in flight: nextBatch(3, 10)")
+        write(store(), three);
+        assertThat(readIds(ahead.nextBatchExcluding(3, List.of(), 10))).as("nothing in flight: nextBatch(3, 10)")
                 .containsExactlyElementsOf(ids(three.subList(0, 10)));
-        List<OutboxMessage> first = store().nextBatch(3, 10);
-        List<OutboxMessage> second = ahead.nextBatchExcluding(3, first, 10);
-        assertThat(ids(second)).as("read ahead of messages 0-9: messages 10-19 of bucket 3")
+        List<Pending> first = store().nextBatch(3, 10);
+        List<Pending> second = ahead.nextBatchExcluding(3, first, 10);
+        assertThat(readIds(second)).as("read ahead of messages 0-9: messages 10-19 of bucket 3")
                 .containsExactlyElementsOf(ids(three.subList(10, 20)));
-        assertThat(ids(ahead.nextBatchExcluding(3, second, 10)))
+        assertThat(readIds(ahead.nextBatchExcluding(3, second, 10)))
                 .as("read ahead of messages 10-19 while 0-9 are still pending: 0-9 (left out, not read after)")
                 .containsExactlyElementsOf(ids(three.subList(0, 10)));
-        store().markPublished(3, first);
-        assertThat(ids(ahead.nextBatchExcluding(3, first, 10))).as("read ahead of a batch already deleted")
+        KitChecks.published(store(), 3, first);
+        assertThat(readIds(ahead.nextBatchExcluding(3, first, 10))).as("read ahead of a batch already deleted")
                 .containsExactlyElementsOf(ids(three.subList(10, 20)));
-        assertThat(ids(ahead.nextBatchExcluding(3, second, 10))).as("read ahead of messages 10-19 after 0-9 were "
+        assertThat(readIds(ahead.nextBatchExcluding(3, second, 10))).as("read ahead of messages 10-19 after 0-9 were "
                 + "deleted").containsExactlyElementsOf(ids(three.subList(20, 25)));
-        store().markPublished(3, second);
-        assertThat(ids(store().nextBatch(3, 100))).as("after deleting the batch read ahead")
+        KitChecks.published(store(), 3, second);
+        assertThat(readIds(store().nextBatch(3, 100))).as("after deleting the batch read ahead")
                 .containsExactlyElementsOf(ids(three.subList(20, 25)));
         assertThat(store().nextBatch(4, 100)).as("bucket 4 untouched").hasSize(5);
         assertThatThrownBy(() -> ahead.nextBatchExcluding(-1, List.of(), 10)).as("a negative bucket")
@@ -2046,4 +2398,55 @@ public abstract class OutboxStoreTck extends DeadLetterRules {
         assertThatThrownBy(() -> ahead.nextBatchExcluding(3, null, 10)).as("a null inFlight")
                 .isInstanceOf(NullPointerException.class);
     }
+
+    /**
+     * A test of rule C6: its {@link KitRule} says what it checks and where to look.
+     *
+     * @throws Exception when the store or the fixture fails
+     */
+    @Test
+    @KitRule(id = "C6", binding = OPTIONAL,
+            checks = "the lease table shows, for every bucket, the owner and expiry the relays' acquires wrote, "
+                    + "and every relay's heartbeat, as stored: an expired lease keeps its owner, a bucket never "
+                    + "leased is free; the read writes nothing.",
+            ifThisFails = "leaseTable reads the acquire recipe's snapshot (LeaseStore.readSnapshot) and builds the "
+                    + "table with LeaseTable.of(clock.millis(), ...) from the store's own clock; it writes no "
+                    + "heartbeat and creates no lease row.")
+    public void optional_C6_leaseTableShowsOwnersExpiriesAndHeartbeats() throws Exception {
+        LeaseView view = assumeCapability(store().leaseView(), "LeaseView", "C6");
+        int n = env.bucketCount();
+        LeaseTable empty = view.leaseTable(n);
+        assertThat(empty.heartbeats()).as("C6: no relay has called yet").isEmpty();
+        assertThat(empty.leases()).as("C6: every bucket free before any acquire").hasSize(n)
+                .allSatisfy(lease -> assertThat(lease.owner()).isNull());
+        assertThat(empty.readAtMillis()).as("C6: read at the store's clock (S11)").isEqualTo(clock.millis());
+        SimRelay a = relay("relay-a");
+        SimRelay b = relay("relay-b");
+        converge("C6", List.of(a, b), new Random(66), 6, env.leaseDuration().toMillis() / 10, "two relays");
+        long afterAcquires = clock.millis();
+        LeaseTable table = view.leaseTable(n);
+        assertThat(table.heartbeats().keySet()).as("C6: the relays alive").containsExactly(a.id, b.id);
+        assertThat(table.heartbeats().values()).as("C6: heartbeats written by the store's clock")
+                .allSatisfy(seen -> assertThat(seen).isBetween(START.toEpochMilli(), afterAcquires + 1_000));
+        for (int bucket = 0; bucket < n; bucket++) {
+            BucketLease lease = table.leases().get(bucket);
+            String owner = a.held.contains(bucket) ? a.id : b.held.contains(bucket) ? b.id : null;
+            assertThat(lease.bucket()).as("C6: the lease at index %d", bucket).isEqualTo(bucket);
+            assertThat(lease.owner()).as("C6: bucket %d's owner", bucket).isEqualTo(owner);
+            assertThat(lease.expiresAtMillis()).as("C6: bucket %d's expiry", bucket)
+                    .isGreaterThan(afterAcquires).isLessThanOrEqualTo(afterAcquires + env.leaseDuration().toMillis() + 1);
+        }
+        assertThat(view.leaseTable(n)).as("C6: a second read, nothing changed in between: the read wrote nothing")
+                .isEqualTo(table);
+        assertThat(view.leaseTable(1).leases()).as("C6: a smaller bucket count shows only its buckets")
+                .containsExactly(table.leases().get(0));
+        clock.advance(env.leaseDuration().plusSeconds(1));
+        LeaseTable later = view.leaseTable(n);
+        assertThat(later.leases()).as("C6: expired leases keep their owners, as stored").isEqualTo(table.leases());
+        assertThat(later.readAtMillis()).as("C6: read at the store's clock").isEqualTo(clock.millis());
+        assertThat(later.leases()).allSatisfy(lease -> assertThat(lease.isClaimable(later.readAtMillis())).isTrue());
+        assertThatThrownBy(() -> view.leaseTable(0)).as("C6: bucket count 0")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bucketCount");
+    }
+
 }

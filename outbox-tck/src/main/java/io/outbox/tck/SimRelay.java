@@ -1,8 +1,5 @@
 package io.outbox.tck;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
 import java.util.List;
@@ -24,18 +21,23 @@ final class SimRelay {
         this.env = env;
     }
 
-    /** One acquire; checks the answer's shape (S4) and remembers it. */
+    /** One acquire; checks the answer's shape (a violation of S4 otherwise) and remembers it. */
     List<Integer> acquire() {
-        held = store.acquireBucketLeases(new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
-        assertThat(held).as("S4: buckets returned to %s must be ascending, distinct and in range", id)
-                .isSorted().doesNotHaveDuplicates()
-                .allSatisfy(b -> assertThat(b).isBetween(0, env.bucketCount() - 1));
+        List<Integer> owned = store.acquireBucketLeases(new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
+        for (int i = 0; i < owned.size(); i++) {
+            int b = owned.get(i);
+            if (b < 0 || b >= env.bucketCount() || (i > 0 && b <= owned.get(i - 1))) {
+                throw new RuleViolation(RuleViolation.S4, "acquireBucketLeases returned " + owned + " to " + id
+                        + ": buckets must be ascending, distinct and in [0, " + env.bucketCount() + ")");
+            }
+        }
+        held = owned;
         return held;
     }
 
     /** One renewal (C1) of what the relay holds; does not change {@link #held}. */
     List<Integer> renew() {
-        return ((LeaseRenewal) store).renewBucketLeases(
+        return store.leaseRenewal().orElseThrow().renewBucketLeases(
                 new LeaseRequest(id, env.bucketCount(), env.leaseDuration(), held));
     }
 }

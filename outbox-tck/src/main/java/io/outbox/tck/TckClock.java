@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TckClock extends Clock {
 
     private final AtomicLong millis;
+    /** Milliseconds every read moves the clock on after it returned; 0 for a clock that stands still. */
+    private volatile long tickPerRead;
 
     /**
      * Creates a clock standing at an instant.
@@ -45,12 +47,27 @@ public final class TckClock extends Clock {
 
     @Override
     public Instant instant() {
-        return Instant.ofEpochMilli(millis.get());
+        return Instant.ofEpochMilli(millis());
     }
 
     @Override
     public long millis() {
-        return millis.get();
+        long tick = tickPerRead;
+        return tick == 0 ? millis.get() : millis.getAndAdd(tick);
+    }
+
+    /**
+     * Makes every later read return the time and then move the clock on by {@code tickMillis}: a
+     * store call that reads the clock twice sees time pass between the reads, as a call that was
+     * descheduled or waited on its database does. 0 stops the ticking.
+     *
+     * @param tickMillis milliseconds per read, {@code >= 0}
+     */
+    void tickOnEveryRead(long tickMillis) {
+        if (tickMillis < 0) {
+            throw new IllegalArgumentException("tickMillis must be >= 0 but was " + tickMillis);
+        }
+        tickPerRead = tickMillis;
     }
 
     /**

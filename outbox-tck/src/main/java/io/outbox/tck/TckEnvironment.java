@@ -16,9 +16,11 @@ import java.util.Objects;
  * @param contentionRounds how many acquire rounds each of them makes, {@code >= 40}
  * @param orderingMessages how many messages the ordering test (S1) enqueues, {@code >= 10}
  * @param concurrencyTimeout the wall-clock limit for a multi-threaded test; not null, positive
+ * @param callTimeout the wall-clock limit for one call into the store or the fixture: a call that
+ *     takes longer fails the test's rule, naming the call; not null, positive
  */
 public record TckEnvironment(int bucketCount, Duration leaseDuration, int contentionRelays, int contentionRounds,
-                             int orderingMessages, Duration concurrencyTimeout) {
+                             int orderingMessages, Duration concurrencyTimeout, Duration callTimeout) {
 
     /**
      * Validates the knobs.
@@ -29,6 +31,7 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
      * @param contentionRounds rounds per relay in the exclusivity test
      * @param orderingMessages messages in the ordering test
      * @param concurrencyTimeout wall-clock limit for multi-threaded tests
+     * @param callTimeout wall-clock limit for one call into the store or the fixture
      * @throws IllegalArgumentException naming the knob and the bad value
      */
     public TckEnvironment {
@@ -41,16 +44,18 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
         Objects.requireNonNull(concurrencyTimeout, "concurrencyTimeout must not be null");
         require(!concurrencyTimeout.isNegative() && !concurrencyTimeout.isZero(),
                 "concurrencyTimeout must be positive but was " + concurrencyTimeout);
+        Objects.requireNonNull(callTimeout, "callTimeout must not be null");
+        require(!callTimeout.isNegative() && !callTimeout.isZero(), "callTimeout must be positive but was " + callTimeout);
     }
 
     /**
      * The defaults: 8 buckets, 30 s simulated leases, 6 relays racing for 200 rounds each, 300
-     * ordered messages, 120 s for a multi-threaded test.
+     * ordered messages, 120 s for a multi-threaded test, 10 s for one call.
      *
      * @return the default environment
      */
     public static TckEnvironment defaults() {
-        return new TckEnvironment(8, Duration.ofSeconds(30), 6, 200, 300, Duration.ofSeconds(120));
+        return new TckEnvironment(8, Duration.ofSeconds(30), 6, 200, 300, Duration.ofSeconds(120), Duration.ofSeconds(10));
     }
 
     /**
@@ -61,7 +66,8 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
      * @return a new environment
      */
     public TckEnvironment withContention(int relays, int rounds) {
-        return new TckEnvironment(bucketCount, leaseDuration, relays, rounds, orderingMessages, concurrencyTimeout);
+        return new TckEnvironment(bucketCount, leaseDuration, relays, rounds, orderingMessages, concurrencyTimeout,
+                callTimeout);
     }
 
     /**
@@ -72,7 +78,19 @@ public record TckEnvironment(int bucketCount, Duration leaseDuration, int conten
      */
     public TckEnvironment withConcurrencyTimeout(Duration timeout) {
         return new TckEnvironment(bucketCount, leaseDuration, contentionRelays, contentionRounds, orderingMessages,
-                timeout);
+                timeout, callTimeout);
+    }
+
+    /**
+     * The same environment with another wall-clock limit for one call into the store or the fixture:
+     * raise it for a backend whose single calls are slow, lower it to fail a blocking store sooner.
+     *
+     * @param timeout the limit; positive
+     * @return a new environment
+     */
+    public TckEnvironment withCallTimeout(Duration timeout) {
+        return new TckEnvironment(bucketCount, leaseDuration, contentionRelays, contentionRounds, orderingMessages,
+                concurrencyTimeout, timeout);
     }
 
     private static void require(boolean ok, String message) {

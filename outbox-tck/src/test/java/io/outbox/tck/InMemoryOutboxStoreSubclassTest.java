@@ -2,7 +2,7 @@ package io.outbox.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,9 +20,9 @@ class InMemoryOutboxStoreSubclassTest extends InMemoryOutboxStoreTck {
     protected InMemoryOutboxStore newInMemoryStore(Clock clock) {
         return new InMemoryOutboxStore(InMemoryOutboxStore.builder().clock(clock)) {
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
                 CALLS.incrementAndGet();
-                return super.nextBatch(bucket, maxCount);
+                return super.nextBatch(bucket, maxCount, maxBytes);
             }
 
             @Override

@@ -1,53 +1,37 @@
 package io.outbox.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.engine.support.descriptor.MethodSource;
-import org.junit.platform.launcher.Launcher;
-import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.TestIdentifier;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
-import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** Each broken variant of the in-memory inbox must make the inbox kit fail on the rule naming its fault. */
+/**
+ * Each broken variant of the in-memory inbox must make the inbox kit fail exactly the rules its fault
+ * breaks, on the test that names the fault, with the rule id and the hint in the message.
+ */
 class InboxKitBitesTest {
 
-    @ParameterizedTest(name = "{0} is caught by {1}")
-    @CsvSource({
-        "CHECK_THEN_INSERT,          required_I1_concurrentDeliveriesOfOneIdHaveExactlyOneFirst",
-        "MARKER_OUTSIDE_TRANSACTION, required_I1_rollbackLeavesNoMarker",
-        "KEY_WITHOUT_CONSUMER,       required_I1_sameIdCountsOncePerConsumerName",
-        "CLEANUP_INCLUSIVE_CUTOFF,   required_I2_retentionDeletesOnlyOldMarkers",
-        "UNBOUNDED_BATCH,            required_I2_cleanupRunsInBoundedBatches"
-    })
-    void brokenInboxFailsTheKit(InMemoryInbox.Fault fault, String expectedFailure) {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(InMemoryInbox.Fault.class)
+    void theInboxKitFailsExactlyTheRulesTheFaultBreaks(InMemoryInbox.Fault fault) {
         FaultyInboxKit.current = fault;
-        Set<String> failed = new TreeSet<>();
-        TestExecutionListener failures = new TestExecutionListener() {
-            @Override
-            public void executionFinished(TestIdentifier test, TestExecutionResult result) {
-                if (result.getStatus() == TestExecutionResult.Status.FAILED
-                        && test.getSource().orElse(null) instanceof MethodSource method) {
-                    failed.add(method.getMethodName());
-                }
-            }
-        };
-        SummaryGeneratingListener summary = new SummaryGeneratingListener();
-        Launcher launcher = LauncherFactory.create();
-        launcher.execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(FaultyInboxKit.class)).build(),
-                failures, summary);
-        assertThat(summary.getSummary().getTestsStartedCount()).as("the kit ran").isGreaterThanOrEqualTo(8);
-        assertThat(failed).as("kit failures for an inbox with fault %s", fault).contains(expectedFailure);
+        KitBitesTest.assertBites(fault, KitLauncher.run(FaultyInboxKit.class), InboxTck.class);
     }
 
-    /** The kit over a faulty inbox; run only through the launcher above. */
+    /** Every test of the inbox kit has a bite that it catches. */
+    @Test
+    void everyInboxKitTestHasABite() {
+        List<String> tests = KitRules.tests(InboxTck.class).stream().map(KitRules.KitTest::name).sorted().toList();
+        List<String> caught = EnumSet.allOf(InMemoryInbox.Fault.class).stream().map(InMemoryInbox.Fault::caughtBy)
+                .sorted().collect(Collectors.toList());
+        assertThat(caught).as("inbox kit tests a bite is caught by").isEqualTo(tests);
+    }
+
+    /** The kit over a faulty inbox; run only through the launcher. */
     static class FaultyInboxKit extends InMemoryInboxTckTest {
         static volatile InMemoryInbox.Fault current;
 

@@ -1,7 +1,8 @@
 package io.outbox.notify.postgres;
 
-import io.outbox.relay.HintPayload;
-import io.outbox.relay.NotificationTransport;
+import io.outbox.notify.HintPayload;
+import io.outbox.notify.NotificationTransport;
+import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -11,6 +12,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -18,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Bucket hints over PostgreSQL LISTEN/NOTIFY (rules N3-N5).
+ * Bucket hints over PostgreSQL LISTEN/NOTIFY (rules N3-N6).
  *
  * <h2>Sending</h2>
  * A JDBC writer's hints travel inside its own transaction:
@@ -33,12 +35,20 @@ import org.slf4j.LoggerFactory;
  * <h2>Listening</h2>
  * One dedicated connection per transport, on thread {@code outbox-notify-postgres-listen}, runs
  * {@code LISTEN} and then waits in {@link PGConnection#getNotifications(int)}, a blocking wait that
- * sends nothing to the server. When the connection breaks (a restart, {@code pg_terminate_backend},
- * a network failure) it logs one WARN, reconnects with a backoff that starts at
+ * sends nothing to the server. That wait alone would never notice a half-open connection (no FIN
+ * or RST arrives: a NAT or firewall that dropped the flow, a frozen proxy), so between waits the
+ * connection makes a round trip, {@code SELECT 1}, every third of
+ * {@link PostgresTransportSettings#livenessTimeout()}, with the rest of the timeout as its network
+ * timeout: a dead connection fails within the liveness timeout (N6). Connections of the transport
+ * also get the driver's {@code tcpKeepAlive} and a {@code socketTimeout} of the liveness timeout
+ * (for the login and a publish), unless the URL sets them. When the connection breaks (a restart,
+ * {@code pg_terminate_backend}, a network failure, no answer to the round trip) it logs one WARN,
+ * reconnects with a backoff that starts at
  * {@link PostgresTransportSettings#reconnectBackoff()} and doubles up to
  * {@link PostgresTransportSettings#reconnectMaxBackoff()}, listens again and tells the listener
- * that hints may have been missed (N4). Notifications this instance sent carry its origin id and
- * are dropped.
+ * that hints may have been missed (N4); {@link #state()} and the listener's
+ * {@link Listener#onStateChanged} report each loss and recovery. Notifications this instance sent
+ * carry its origin id and are dropped.
  *
  * <p>Thread-safe.
  */
@@ -48,9 +58,6 @@ public final class PostgresNotificationTransport implements NotificationTranspor
 
     /** The largest payload sent, in bytes: PostgreSQL's limit is below 8,000. */
     public static final int MAX_PAYLOAD_BYTES = 7_999;
-
-    /** How long one blocking wait for notifications lasts before the thread checks for close. */
-    private static final int WAIT_MILLIS = 10_000;
 
     private static final Executor DIRECT = Runnable::run;
 
@@ -62,6 +69,7 @@ public final class PostgresNotificationTransport implements NotificationTranspor
     private Connection publishing;
     private Connection listening;
     private Thread listener;
+    private final StateKeeper states = new StateKeeper(PostgresNotificationTransportProvider.NAME);
     private volatile boolean closed;
 
     /**
@@ -94,6 +102,11 @@ public final class PostgresNotificationTransport implements NotificationTranspor
      */
     public long reconnects() {
         return reconnects.get();
+    }
+
+    @Override
+    public State state() {
+        return states.state();
     }
 
     /**
@@ -150,6 +163,10 @@ public final class PostgresNotificationTransport implements NotificationTranspor
             properties.setProperty("password", settings.password());
         }
         properties.setProperty("ApplicationName", "outbox-notify-" + origin);
+        // Defaults the URL may override (its parameters win): a login or publish over a dead path fails
+        // after the liveness timeout instead of waiting for ever (N6). Whole seconds, as the driver takes them.
+        properties.setProperty("socketTimeout", String.valueOf((settings.livenessTimeout().toMillis() + 999) / 1000));
+        properties.setProperty("tcpKeepAlive", "true");
         return DriverManager.getConnection(settings.url(), properties);
     }
 
@@ -188,6 +205,7 @@ public final class PostgresNotificationTransport implements NotificationTranspor
                     }
                     listening = connection;
                 }
+                states.change(true, closed ? null : hints);
                 if (everUp) {
                     reconnects.incrementAndGet();
                     LOG.info("notification listener is back channel={} after.failures={}", settings.channel(), failures);
@@ -199,33 +217,20 @@ public final class PostgresNotificationTransport implements NotificationTranspor
                 everUp = true;
                 failures = 0;
                 warned = false;
-                PGConnection pg = connection.unwrap(PGConnection.class);
-                while (!closed) {
-                    PGNotification[] received = pg.getNotifications(WAIT_MILLIS);
-                    if (received == null) {
-                        continue;
-                    }
-                    for (PGNotification notification : received) {
-                        HintPayload.Decoded decoded = HintPayload.decode(notification.getParameter());
-                        if (decoded == null) {
-                            LOG.debug("ignored a notification that is no hint channel={}", notification.getName());
-                        } else if (!decoded.origin().equals(origin)) {
-                            hints.onHints(decoded.buckets());
-                        }
-                    }
-                }
+                waitForNotifications(connection, hints);
             } catch (SQLException | RuntimeException e) {
                 if (closed) {
                     break;
                 }
                 failures++;
+                states.change(false, hints);
                 long delay = Math.min(settings.reconnectMaxBackoff().toMillis(),
                         settings.reconnectBackoff().toMillis() << Math.min(failures - 1, 20));
                 if (!warned) {
                     warned = true;
                     LOG.warn("notification listener connection {}; relays poll until it is back channel={} "
                             + "retry.ms={} error={}", everUp ? "lost" : "cannot be opened yet", settings.channel(), delay,
-                            oneLine(e));
+                            failure(e));
                 } else {
                     LOG.debug("notification listener reconnect failed channel={} failures={} retry.ms={} error={}",
                             settings.channel(), failures, delay, oneLine(e));
@@ -246,6 +251,49 @@ public final class PostgresNotificationTransport implements NotificationTranspor
         }
     }
 
+    /**
+     * Waits for notifications until closed, with a round trip every third of the liveness timeout
+     * that may take the rest of it (N6); throws when the connection is broken or does not answer.
+     */
+    private void waitForNotifications(Connection connection, Listener hints) throws SQLException {
+        long timeout = settings.livenessTimeout().toMillis();
+        long every = Math.max(1, timeout / 3);
+        connection.setNetworkTimeout(DIRECT, (int) (timeout - every));
+        PGConnection pg = connection.unwrap(PGConnection.class);
+        try (Statement probe = connection.createStatement()) {
+            long nextProbe = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(every);
+            while (!closed) {
+                long wait = TimeUnit.NANOSECONDS.toMillis(nextProbe - System.nanoTime());
+                PGNotification[] received = pg.getNotifications((int) Math.max(1, wait));
+                if (received != null) {
+                    for (PGNotification notification : received) {
+                        HintPayload.Decoded decoded = HintPayload.decode(notification.getParameter());
+                        if (decoded == null) {
+                            LOG.debug("ignored a notification that is no hint channel={}", notification.getName());
+                        } else if (!decoded.origin().equals(origin)) {
+                            hints.onHints(decoded.buckets());
+                        }
+                    }
+                }
+                if (System.nanoTime() - nextProbe >= 0) {
+                    probe.execute("SELECT 1");
+                    nextProbe = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(every);
+                }
+            }
+        }
+    }
+
+    /** The error in one line, saying so when the server did not answer in time (N6). */
+    private String failure(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SocketTimeoutException) {
+                return "no answer within liveness.timeout.ms=" + settings.livenessTimeout().toMillis() + ": "
+                        + oneLine(e);
+            }
+        }
+        return oneLine(e);
+    }
+
     private static String oneLine(Throwable e) {
         return String.valueOf(e).replaceAll("\\s*\\R\\s*", " ");
     }
@@ -264,6 +312,7 @@ public final class PostgresNotificationTransport implements NotificationTranspor
             sub = listening;
             thread = listener;
         }
+        states.change(false, null);
         if (sub != null) {
             try {
                 sub.abort(DIRECT); // ends the blocking wait at once

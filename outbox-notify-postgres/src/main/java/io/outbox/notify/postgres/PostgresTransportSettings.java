@@ -1,12 +1,16 @@
 package io.outbox.notify.postgres;
 
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.sql.DriverPropertyInfo;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.common.config.ConfigDef;
+import org.postgresql.Driver;
 
 /**
  * Settings of the PostgreSQL transport. Immutable; build with {@link #builder(String)} or
@@ -21,9 +25,12 @@ import java.util.TreeSet;
  * @param reconnectBackoff the first pause before reconnecting the listening connection; it
  *     doubles per failure in a row
  * @param reconnectMaxBackoff the longest pause before reconnecting
+ * @param livenessTimeout the bound on noticing a dead listening connection (rule N6): a
+ *     {@code SELECT 1} goes every third of it, and may take the rest
  */
 public record PostgresTransportSettings(String url, String user, String password, String channel,
-                                        Duration reconnectBackoff, Duration reconnectMaxBackoff) {
+                                        Duration reconnectBackoff, Duration reconnectMaxBackoff,
+                                        Duration livenessTimeout) {
 
     /** Setting: the JDBC URL. */
     public static final String URL = "url";
@@ -37,11 +44,20 @@ public record PostgresTransportSettings(String url, String user, String password
     public static final String RECONNECT_BACKOFF_MS = "reconnect.backoff.ms";
     /** Setting: the longest reconnect pause in milliseconds. */
     public static final String RECONNECT_MAX_BACKOFF_MS = "reconnect.max.backoff.ms";
+    /** Setting: the liveness timeout in milliseconds (N6). */
+    public static final String LIVENESS_TIMEOUT_MS = "liveness.timeout.ms";
 
     /** Default channel. */
     public static final String DEFAULT_CHANNEL = "outbox_notifications";
+    /** Default liveness timeout: a dead listening connection is noticed within 15 s (N6). */
+    public static final Duration DEFAULT_LIVENESS_TIMEOUT = Duration.ofSeconds(15);
 
-    static final Map<String, String> DOCUMENTATION = documentation();
+    /** Default first reconnect pause: 100 ms. */
+    public static final Duration DEFAULT_RECONNECT_BACKOFF = Duration.ofMillis(100);
+    /** Default longest reconnect pause: 5 s. */
+    public static final Duration DEFAULT_RECONNECT_MAX_BACKOFF = Duration.ofSeconds(5);
+
+    private static final Set<String> KEYS = Set.copyOf(configDef().names());
 
     /**
      * Checks the values.
@@ -52,18 +68,20 @@ public record PostgresTransportSettings(String url, String user, String password
      * @param channel the channel
      * @param reconnectBackoff the first reconnect pause, 10 ms to 60 s
      * @param reconnectMaxBackoff the longest reconnect pause, at least the first, at most 300 s
+     * @param livenessTimeout the liveness timeout, 500 ms to 300 s
      * @throws OutboxMisconfigurationException naming a bad value
      */
     public PostgresTransportSettings {
         Objects.requireNonNull(channel, "channel must not be null");
         Objects.requireNonNull(reconnectBackoff, "reconnectBackoff must not be null");
         Objects.requireNonNull(reconnectMaxBackoff, "reconnectMaxBackoff must not be null");
+        Objects.requireNonNull(livenessTimeout, "livenessTimeout must not be null");
         if (url == null || !url.startsWith("jdbc:postgresql:")) {
             throw new OutboxMisconfigurationException("notification setting " + URL + " must be a PostgreSQL JDBC URL "
                     + "(jdbc:postgresql://host:port/database), was " + (url == null ? "not set"
                     : "another kind of URL (value hidden)"));
         }
-        if (org.postgresql.Driver.parseURL(url, null) == null) {
+        if (Driver.parseURL(url, null) == null) {
             // A URL the driver can never parse would be retried as if the database were down. Neither
             // the URL nor the driver's message, which can quote it (a password, say), is shown.
             throw new OutboxMisconfigurationException("notification setting " + URL + " is a PostgreSQL JDBC URL the "
@@ -84,11 +102,15 @@ public record PostgresTransportSettings(String url, String user, String password
                     + reconnectMaxBackoff.toMillis() + " must be in [" + RECONNECT_BACKOFF_MS + " ("
                     + reconnectBackoff.toMillis() + "), 300000]");
         }
+        if (livenessTimeout.toMillis() < 500 || livenessTimeout.toMillis() > 300_000) {
+            throw new OutboxMisconfigurationException("notification setting " + LIVENESS_TIMEOUT_MS + "="
+                    + livenessTimeout.toMillis() + " must be in [500, 300000]");
+        }
     }
 
     /**
      * A builder with the defaults: channel {@value #DEFAULT_CHANNEL}, reconnect after 100 ms
-     * doubling up to 5 s.
+     * doubling up to 5 s, liveness timeout 15 s.
      *
      * @param url the JDBC URL
      * @return a new builder
@@ -102,16 +124,16 @@ public record PostgresTransportSettings(String url, String user, String password
      * pgjdbc refuses it on every connection attempt, so the listener would retry for ever.
      */
     private static void requireDriverChoices(String url) {
-        java.sql.DriverPropertyInfo[] properties;
+        DriverPropertyInfo[] properties;
         try {
-            properties = new org.postgresql.Driver().getPropertyInfo(url, new java.util.Properties());
+            properties = new Driver().getPropertyInfo(url, new Properties());
         } catch (RuntimeException e) {
             return; // parseURL above decided already
         }
-        for (java.sql.DriverPropertyInfo property : properties) {
+        for (DriverPropertyInfo property : properties) {
             if (property.value != null && property.choices != null && property.choices.length > 0
-                    && !java.util.Arrays.stream(property.choices).allMatch(c -> c.matches("[0-9.]+"))
-                    && java.util.Arrays.stream(property.choices).noneMatch(property.value::equalsIgnoreCase)) {
+                    && !Arrays.stream(property.choices).allMatch(c -> c.matches("[0-9.]+"))
+                    && Arrays.stream(property.choices).noneMatch(property.value::equalsIgnoreCase)) {
                 throw new OutboxMisconfigurationException("notification setting " + URL + ": the PostgreSQL driver "
                         + "accepts only " + String.join(", ", property.choices) + " for its property '"
                         + property.name + "' (value hidden)");
@@ -123,16 +145,17 @@ public record PostgresTransportSettings(String url, String user, String password
      * Settings from string values; missing ones keep their default.
      *
      * @param values by the keys {@value #URL} (required), {@value #USER}, {@value #PASSWORD},
-     *     {@value #CHANNEL}, {@value #RECONNECT_BACKOFF_MS}, {@value #RECONNECT_MAX_BACKOFF_MS}
+     *     {@value #CHANNEL}, {@value #RECONNECT_BACKOFF_MS}, {@value #RECONNECT_MAX_BACKOFF_MS},
+     *     {@value #LIVENESS_TIMEOUT_MS}
      * @return the settings
      * @throws OutboxMisconfigurationException naming an unknown key or a bad value
      */
     public static PostgresTransportSettings fromMap(Map<String, String> values) {
         Set<String> unknown = new TreeSet<>(values.keySet());
-        unknown.removeAll(DOCUMENTATION.keySet());
+        unknown.removeAll(KEYS);
         if (!unknown.isEmpty()) {
             throw new OutboxMisconfigurationException("unknown PostgreSQL notification setting(s) " + unknown
-                    + "; known: " + DOCUMENTATION.keySet());
+                    + "; known: " + new TreeSet<>(KEYS));
         }
         Builder b = builder(values.get(URL) == null ? null : values.get(URL).trim());
         b.user = values.get(USER);
@@ -146,6 +169,9 @@ public record PostgresTransportSettings(String url, String user, String password
         if (values.containsKey(RECONNECT_MAX_BACKOFF_MS)) {
             b.reconnectMaxBackoff = Duration.ofMillis(millis(RECONNECT_MAX_BACKOFF_MS,
                     values.get(RECONNECT_MAX_BACKOFF_MS)));
+        }
+        if (values.containsKey(LIVENESS_TIMEOUT_MS)) {
+            b.livenessTimeout(Duration.ofMillis(millis(LIVENESS_TIMEOUT_MS, values.get(LIVENESS_TIMEOUT_MS))));
         }
         return b.build();
     }
@@ -162,18 +188,39 @@ public record PostgresTransportSettings(String url, String user, String password
     @Override
     public String toString() {
         return "PostgresTransportSettings[url=" + url + ", user=" + user + ", password="
-                + (password == null ? "none" : "***") + ", channel=" + channel + "]";
+                + (password == null ? "none" : "***") + ", channel=" + channel + ", livenessTimeout=" + livenessTimeout
+                + "]";
     }
 
-    private static Map<String, String> documentation() {
-        Map<String, String> docs = new LinkedHashMap<>();
-        docs.put(URL, "JDBC URL of the PostgreSQL database, jdbc:postgresql://host:port/db; required");
-        docs.put(USER, "database user; default the driver's");
-        docs.put(PASSWORD, "database password; default none");
-        docs.put(CHANNEL, "LISTEN/NOTIFY channel, [A-Za-z_][A-Za-z0-9_]{0,62}; default " + DEFAULT_CHANNEL);
-        docs.put(RECONNECT_BACKOFF_MS, "first pause before reconnecting the listener in ms; default 100");
-        docs.put(RECONNECT_MAX_BACKOFF_MS, "longest pause before reconnecting in ms; default 5000");
-        return Map.copyOf(docs);
+    /**
+     * The settings as definitions (key, type, default, meaning with its range), for help texts and
+     * the reference page; {@link #fromMap(Map)} accepts exactly these keys.
+     *
+     * @return a new definition
+     */
+    static ConfigDef configDef() {
+        return new ConfigDef()
+                .define(URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, ConfigDef.Importance.HIGH,
+                        "JDBC URL of the PostgreSQL database, jdbc:postgresql://host:port/db, for the listening "
+                                + "connection (and, for writers that are not JDBC, the publishing one). The standalone "
+                                + "relay takes the store's store.url when it is jdbc:postgresql:.")
+                .define(USER, ConfigDef.Type.STRING, null, ConfigDef.Importance.HIGH,
+                        "Database user; unset for the driver's (the standalone relay's: the store's).")
+                .define(PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.HIGH,
+                        "Database password (the standalone relay's: the store's); never logged.")
+                .define(CHANNEL, ConfigDef.Type.STRING, DEFAULT_CHANNEL, ConfigDef.Importance.MEDIUM,
+                        "LISTEN/NOTIFY channel, 1 to 63 characters of [A-Za-z0-9_], not starting with a digit: one "
+                                + "per outbox and environment.")
+                .define(RECONNECT_BACKOFF_MS, ConfigDef.Type.LONG, DEFAULT_RECONNECT_BACKOFF.toMillis(),
+                        ConfigDef.Importance.LOW, "First pause before reconnecting the listener in ms, [10, 60000]; "
+                                + "doubled per failure in a row.")
+                .define(RECONNECT_MAX_BACKOFF_MS, ConfigDef.Type.LONG, DEFAULT_RECONNECT_MAX_BACKOFF.toMillis(),
+                        ConfigDef.Importance.LOW, "Longest pause before reconnecting in ms, from "
+                                + RECONNECT_BACKOFF_MS + " to 300000.")
+                .define(LIVENESS_TIMEOUT_MS, ConfigDef.Type.LONG, DEFAULT_LIVENESS_TIMEOUT.toMillis(),
+                        ConfigDef.Importance.LOW, "A dead listening connection is noticed within this (N6: a "
+                                + "SELECT 1 every third of it), then reconnected; in ms, [500, 300000]. Also the "
+                                + "driver's socketTimeout (rounded up to whole seconds) unless the URL sets one.");
     }
 
     /** Builds {@link PostgresTransportSettings}. Not thread-safe. */
@@ -183,8 +230,9 @@ public record PostgresTransportSettings(String url, String user, String password
         private String user;
         private String password;
         private String channel = DEFAULT_CHANNEL;
-        private Duration reconnectBackoff = Duration.ofMillis(100);
-        private Duration reconnectMaxBackoff = Duration.ofSeconds(5);
+        private Duration reconnectBackoff = DEFAULT_RECONNECT_BACKOFF;
+        private Duration reconnectMaxBackoff = DEFAULT_RECONNECT_MAX_BACKOFF;
+        private Duration livenessTimeout = DEFAULT_LIVENESS_TIMEOUT;
 
         private Builder(String url) {
             this.url = url;
@@ -222,11 +270,21 @@ public record PostgresTransportSettings(String url, String user, String password
         }
 
         /**
+         * @param timeout the bound on noticing a dead listening connection, 500 ms to 300 s (N6)
+         * @return this builder
+         */
+        public Builder livenessTimeout(Duration timeout) {
+            this.livenessTimeout = timeout;
+            return this;
+        }
+
+        /**
          * @return the settings
          * @throws OutboxMisconfigurationException naming a bad value
          */
         public PostgresTransportSettings build() {
-            return new PostgresTransportSettings(url, user, password, channel, reconnectBackoff, reconnectMaxBackoff);
+            return new PostgresTransportSettings(url, user, password, channel, reconnectBackoff, reconnectMaxBackoff,
+                    livenessTimeout);
         }
     }
 }

@@ -5,20 +5,25 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.relay.NotificationTransport;
-import io.outbox.relay.NotificationTransports;
-import io.outbox.relay.OutboxNotifier;
+import io.outbox.notify.NotificationTransport;
+import io.outbox.notify.NotificationTransports;
+import io.outbox.notify.OutboxNotifier;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.testing.DeadConnectionScenario;
+import io.outbox.relay.testing.FreezingProxy;
 import io.outbox.relay.testing.NotifyFixture;
 import io.outbox.store.jdbc.JdbcOutboxTransactions;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
@@ -27,6 +32,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.Driver;
 
 /**
  * The PostgreSQL transport against the real PostgreSQL of this machine, with relays publishing to
@@ -34,6 +40,10 @@ import org.junit.jupiter.api.Test;
  * seconds was fetched because of a hint, not found by polling.
  */
 class PostgresNotificationTransportTest {
+
+    /** Where slf4j-simple writes this module's test logs (set in the pom). */
+    private static final Path LOG = Path.of(System.getProperty("org.slf4j.simpleLogger.logFile",
+            "target/notify-postgres-test.log"));
 
     private static EmbeddedKafkaBroker broker;
     private NotifyFixture fixture;
@@ -67,6 +77,11 @@ class PostgresNotificationTransportTest {
 
     private PostgresNotificationTransport transport() {
         return fixture.closeLater((PostgresNotificationTransport) NotificationTransports.open("postgres", settings()));
+    }
+
+    /** This test's log lines of the transport at a level containing a text. */
+    private List<String> logLines(String level, String text) throws Exception {
+        return DeadConnectionScenario.logLines(LOG, "PostgresNotificationTransport", channel, level, text);
     }
 
     private static RelayOptions slowPolling(String id) {
@@ -153,6 +168,40 @@ class PostgresNotificationTransportTest {
         ids.addAll(after);
         await().atMost(Duration.ofSeconds(30)).until(() -> fixture.consumed.keySet().containsAll(ids));
         assertThat(fixture.duplicates.get()).isZero();
+    }
+
+    /**
+     * N6: the relay's listening connection goes through a proxy of the test's own, which the test
+     * freezes (no byte forwarded either way, no socket closed: no FIN, no RST). The round trip
+     * between waits notices within the liveness timeout (2 s here) and the relay, polling once a
+     * minute, is told; once the proxy forwards again the transport listens again, the commit made
+     * meanwhile (its NOTIFY went to the frozen session) goes out with the wake-up that follows, and
+     * the next commit wakes the relay at once. One WARN for the loss and one INFO for the recovery,
+     * whatever the failed reconnect attempts.
+     */
+    @Test
+    void n6_aFrozenListeningConnectionIsNoticedWithinTheLivenessTimeout_thenReconnectsAndWakesTheRelay()
+            throws Exception {
+        Duration liveness = Duration.ofSeconds(2);
+        Properties server = Driver.parseURL(NotifyFixture.URL, null);
+        FreezingProxy proxy = fixture.closeLater(new FreezingProxy(server.getProperty("PGHOST"),
+                Integer.parseInt(server.getProperty("PGPORT"))));
+        Map<String, String> throughProxy = new HashMap<>(settings());
+        throughProxy.put(PostgresTransportSettings.URL, "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/"
+                + server.getProperty("PGDBNAME"));
+        throughProxy.put(PostgresTransportSettings.LIVENESS_TIMEOUT_MS, String.valueOf(liveness.toMillis()));
+        PostgresNotificationTransport relaySide = fixture.closeLater(
+                (PostgresNotificationTransport) NotificationTransports.open("postgres", throughProxy));
+        OutboxRelay relay = listeningRelay("relay-n6", relaySide, fixture.relayStore());
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport()).build());
+        await().atMost(Duration.ofSeconds(20)).until(() -> relaySide.state().connected());
+
+        DeadConnectionScenario.run(fixture, proxy, relaySide, relay, liveness, bucket -> write(writer, bucket));
+
+        assertThat(relaySide.reconnects()).isEqualTo(1);
+        assertThat(logLines("WARN", "")).as("one WARN for the loss").hasSize(1).first().asString()
+                .contains("notification listener connection lost", "no answer within liveness.timeout.ms=2000");
+        assertThat(logLines("INFO", "notification listener is back")).as("one INFO for the recovery").hasSize(1);
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -39,5 +40,18 @@ class PostgresTransportSettingsTest {
         assertThat(PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL,
                 "jdbc:postgresql://127.0.0.1:5432/test?sslmode=disable")).url())
                 .isEqualTo("jdbc:postgresql://127.0.0.1:5432/test?sslmode=disable");
+    }
+
+    /** The bound on noticing a dead connection: 15 s unless set, and a value out of range is named. */
+    @Test
+    void n6_theLivenessTimeoutDefaultsTo15sAndAValueOutOfRangeIsRefusedNamingIt() {
+        String url = "jdbc:postgresql://127.0.0.1:5432/test";
+        assertThat(PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL, url)).livenessTimeout())
+                .isEqualTo(Duration.ofSeconds(15));
+        assertThat(PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL, url,
+                PostgresTransportSettings.LIVENESS_TIMEOUT_MS, "2000")).livenessTimeout().toMillis()).isEqualTo(2000);
+        assertThatThrownBy(() -> PostgresTransportSettings.fromMap(Map.of(PostgresTransportSettings.URL, url,
+                PostgresTransportSettings.LIVENESS_TIMEOUT_MS, "100"))).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("liveness.timeout.ms=100 must be in [500, 300000]");
     }
 }

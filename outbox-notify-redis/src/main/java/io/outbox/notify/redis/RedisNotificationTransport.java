@@ -11,8 +11,14 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
-import io.outbox.relay.HintPayload;
-import io.outbox.relay.NotificationTransport;
+import io.lettuce.core.resource.NettyCustomizer;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.outbox.notify.HintPayload;
+import io.outbox.notify.NotificationTransport;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,7 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Bucket hints over Redis pub/sub, on Lettuce (rules N3-N5). Every process subscribes to the
+ * Bucket hints over Redis pub/sub, on Lettuce (rules N3-N6). Every process subscribes to the
  * outbox's channel with its own connection, so each receives every broadcast; hints are
  * {@link HintPayload} text, and the ones this instance sent come back to it and are dropped.
  *
@@ -40,6 +46,18 @@ import org.slf4j.LoggerFactory;
  * (commands are rejected, not queued), so a writer's notifier drops those hints and counts them,
  * and relays find the messages by polling. The subscription logs one WARN when it goes down and
  * one INFO when it is back, and then tells the listener hints may have been missed.
+ *
+ * <h2>Dead connections (N6)</h2>
+ * A connection that goes half-open (no FIN or RST ever arrives: a NAT or firewall that dropped the
+ * flow, a frozen proxy) raises no event by itself, and a subscribed connection sends nothing. So
+ * each connection gets a {@code PING} every third of
+ * {@link RedisTransportSettings#livenessTimeout()}, and a Netty idle handler in its pipeline
+ * closes it once nothing at all was read from it for the whole timeout; Lettuce's watchdog then
+ * reconnects and subscribes again as after any other disconnect. A dead subscription is therefore
+ * noticed within the liveness timeout. TCP keep-alive would not do: a frozen proxy's kernel still
+ * acknowledges it, and the pings keep the connection from ever idling long enough for it.
+ * {@link #state()} and the listener's {@link Listener#onStateChanged} report each loss and
+ * recovery.
  *
  * <p>Thread-safe. Closing releases both connections, the client and its threads.
  */
@@ -60,7 +78,9 @@ public final class RedisNotificationTransport implements NotificationTransport {
     private StatefulRedisConnection<String, String> publishing;
     private StatefulRedisPubSubConnection<String, String> subscribed;
     private Listener listener;
-    private volatile boolean listening;
+    private final StateKeeper states = new StateKeeper(RedisNotificationTransportProvider.NAME);
+    /** When the idle handler last closed a silent connection, by {@link System#nanoTime()}. */
+    private volatile long silentCloseNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
     private volatile boolean closed;
 
     /**
@@ -73,6 +93,12 @@ public final class RedisNotificationTransport implements NotificationTransport {
         this.resources = ClientResources.builder()
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(100), settings.reconnectMaxDelay(), 2,
                         TimeUnit.MILLISECONDS))
+                .nettyCustomizer(new NettyCustomizer() {
+                    @Override
+                    public void afterChannelInitialized(Channel channel) {
+                        channel.pipeline().addFirst(new CloseWhenSilent(settings.livenessTimeout()));
+                    }
+                })
                 .build();
         this.client = RedisClient.create(resources, RedisURI.create(settings.uri()));
         client.setOptions(ClientOptions.builder()
@@ -85,6 +111,55 @@ public final class RedisNotificationTransport implements NotificationTransport {
             t.setDaemon(true);
             return t;
         });
+        long every = Math.max(1, settings.livenessTimeout().toMillis() / 3);
+        resources.eventExecutorGroup().scheduleWithFixedDelay(this::ping, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Closes a connection from which nothing was read for the liveness timeout (N6); the pings
+     * keep a live one talking. Lettuce's watchdog reconnects what was closed. One per channel.
+     */
+    private final class CloseWhenSilent extends IdleStateHandler {
+
+        private final long timeoutMillis;
+
+        CloseWhenSilent(Duration timeout) {
+            super(timeout.toMillis(), 0, 0, TimeUnit.MILLISECONDS);
+            this.timeoutMillis = timeout.toMillis();
+        }
+
+        @Override
+        protected void channelIdle(ChannelHandlerContext ctx, IdleStateEvent event) {
+            if (event.state() == IdleState.READER_IDLE) {
+                silentCloseNanos = System.nanoTime();
+                LOG.debug("closing a Redis connection silent for liveness.timeout.ms={} channel={} remote={}",
+                        timeoutMillis, settings.channel(), ctx.channel().remoteAddress());
+                ctx.close();
+            }
+        }
+    }
+
+    /** A PING on each open connection; the answer only has to arrive (N6). Runs on a Lettuce thread. */
+    private void ping() {
+        StatefulRedisConnection<String, String> pub;
+        StatefulRedisPubSubConnection<String, String> sub;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            pub = publishing;
+            sub = subscribed;
+        }
+        try {
+            if (sub != null && sub.isOpen()) {
+                sub.async().ping();
+            }
+            if (pub != null && pub.isOpen()) {
+                pub.async().ping();
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("a keep-alive PING failed channel={} error={}", settings.channel(), e.toString());
+        }
     }
 
     @Override
@@ -113,10 +188,15 @@ public final class RedisNotificationTransport implements NotificationTransport {
     /**
      * Whether the subscription is up: subscribed and not disconnected since.
      *
-     * @return true while hints can arrive
+     * @return true while hints can arrive; {@code state().connected()}
      */
     public boolean isListening() {
-        return listening;
+        return states.state().connected();
+    }
+
+    @Override
+    public State state() {
+        return states.state();
     }
 
     /**
@@ -195,7 +275,7 @@ public final class RedisNotificationTransport implements NotificationTransport {
 
             @Override
             public void subscribed(String channel, long count) {
-                listening = true;
+                states.change(true, closed ? null : hints);
                 if (down.compareAndSet(true, false)) {
                     LOG.info("notification subscription is back channel={} uri={}", channel, settings.redactedUri());
                     hints.onReconnected();
@@ -205,12 +285,15 @@ public final class RedisNotificationTransport implements NotificationTransport {
         connection.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
-                listening = false;
                 if (!closed && !down.getAndSet(true)) {
                     disconnects.incrementAndGet();
-                    LOG.warn("notification subscription lost; relays poll until Redis is back channel={} uri={}",
-                            settings.channel(), settings.redactedUri());
+                    boolean silent = System.nanoTime() - silentCloseNanos < TimeUnit.SECONDS.toNanos(1);
+                    LOG.warn("notification subscription lost; relays poll until Redis is back channel={} uri={} "
+                            + "cause={}", settings.channel(), settings.redactedUri(), silent
+                            ? "no answer for liveness.timeout.ms=" + settings.livenessTimeout().toMillis()
+                            : "connection closed");
                 }
+                states.change(false, closed ? null : hints);
             }
 
             @Override
@@ -249,6 +332,7 @@ public final class RedisNotificationTransport implements NotificationTransport {
             pub = publishing;
             sub = subscribed;
         }
+        states.change(false, null);
         connector.shutdownNow();
         closeQuietly(sub);
         closeQuietly(pub);

@@ -1,9 +1,10 @@
 package io.outbox.notify.redis;
 
 import com.google.auto.service.AutoService;
-import io.outbox.relay.NotificationTransport;
-import io.outbox.relay.NotificationTransportProvider;
+import io.outbox.notify.NotificationTransport;
+import io.outbox.notify.NotificationTransportProvider;
 import java.util.Map;
+import org.apache.kafka.common.config.ConfigDef;
 
 /** Registers the transport {@value #NAME}: settings as in {@link RedisTransportSettings#fromMap(Map)}. */
 @AutoService(NotificationTransportProvider.class)
@@ -22,8 +23,8 @@ public final class RedisNotificationTransportProvider implements NotificationTra
     }
 
     @Override
-    public Map<String, String> settings() {
-        return RedisTransportSettings.DOCUMENTATION;
+    public ConfigDef configDef() {
+        return RedisTransportSettings.configDef();
     }
 
     @Override

@@ -2,12 +2,14 @@ package io.outbox.notify.redis;
 
 import io.lettuce.core.RedisURI;
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.common.config.ConfigDef;
 
 /**
  * Settings of the Redis transport. Immutable; build with {@link #builder()} or
@@ -19,8 +21,11 @@ import java.util.TreeSet;
  * @param commandTimeout how long a publish may take before it counts as failed
  * @param reconnectMaxDelay the longest pause between reconnect attempts (they start at 100 ms
  *     and double)
+ * @param livenessTimeout how long a connection may stay silent before it counts as dead and is
+ *     closed, so that Lettuce reconnects it (rule N6); a {@code PING} goes every third of it
  */
-public record RedisTransportSettings(String uri, String channel, Duration commandTimeout, Duration reconnectMaxDelay) {
+public record RedisTransportSettings(String uri, String channel, Duration commandTimeout, Duration reconnectMaxDelay,
+                                     Duration livenessTimeout) {
 
     /** Setting: the Redis URI. */
     public static final String URI = "uri";
@@ -30,14 +35,22 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
     public static final String COMMAND_TIMEOUT_MS = "command.timeout.ms";
     /** Setting: the longest reconnect delay in milliseconds. */
     public static final String RECONNECT_MAX_DELAY_MS = "reconnect.max.delay.ms";
+    /** Setting: the liveness timeout in milliseconds (N6). */
+    public static final String LIVENESS_TIMEOUT_MS = "liveness.timeout.ms";
 
     /** Default URI: a Redis on this host. */
     public static final String DEFAULT_URI = "redis://127.0.0.1:6379";
     /** Default channel. */
     public static final String DEFAULT_CHANNEL = "outbox-notifications";
+    /** Default liveness timeout: a dead connection is noticed within 15 s (N6). */
+    public static final Duration DEFAULT_LIVENESS_TIMEOUT = Duration.ofSeconds(15);
 
-    /** The settings and their meaning, for help texts. */
-    static final Map<String, String> DOCUMENTATION = documentation();
+    /** Default publish timeout: 1 s. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(1);
+    /** Default longest reconnect delay: 2 s. */
+    public static final Duration DEFAULT_RECONNECT_MAX_DELAY = Duration.ofSeconds(2);
+
+    private static final Set<String> KEYS = Set.copyOf(configDef().names());
 
     /**
      * Checks the values.
@@ -46,6 +59,7 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
      * @param channel the channel
      * @param commandTimeout the publish timeout, 1 ms to 60 s
      * @param reconnectMaxDelay the longest reconnect delay, 100 ms to 300 s
+     * @param livenessTimeout the liveness timeout, 500 ms to 300 s
      * @throws OutboxMisconfigurationException naming a bad value
      */
     public RedisTransportSettings {
@@ -53,6 +67,7 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         Objects.requireNonNull(channel, "channel must not be null");
         Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
         Objects.requireNonNull(reconnectMaxDelay, "reconnectMaxDelay must not be null");
+        Objects.requireNonNull(livenessTimeout, "livenessTimeout must not be null");
         RedisURI parsed;
         try {
             parsed = RedisURI.create(uri);
@@ -77,6 +92,10 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
             throw new OutboxMisconfigurationException("notification setting " + RECONNECT_MAX_DELAY_MS + "="
                     + reconnectMaxDelay.toMillis() + " must be in [100, 300000]");
         }
+        if (livenessTimeout.toMillis() < 500 || livenessTimeout.toMillis() > 300_000) {
+            throw new OutboxMisconfigurationException("notification setting " + LIVENESS_TIMEOUT_MS + "="
+                    + livenessTimeout.toMillis() + " must be in [500, 300000]");
+        }
     }
 
     /** Whether Lettuce's host is a name or an address: with a ':' only an IPv6 address. */
@@ -89,15 +108,15 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         }
         try {
             String literal = host.startsWith("[") && host.endsWith("]") ? host : "[" + host + "]";
-            return new java.net.URI("redis://" + literal + "/").getHost() != null;
-        } catch (java.net.URISyntaxException e) {
+            return new URI("redis://" + literal + "/").getHost() != null;
+        } catch (URISyntaxException e) {
             return false;
         }
     }
 
     /**
      * A builder with the defaults: {@value #DEFAULT_URI}, channel {@value #DEFAULT_CHANNEL},
-     * command timeout 1 s, reconnect delay at most 2 s.
+     * command timeout 1 s, reconnect delay at most 2 s, liveness timeout 15 s.
      *
      * @return a new builder
      */
@@ -109,16 +128,16 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
      * Settings from string values; missing ones keep their default.
      *
      * @param values by the keys {@value #URI}, {@value #CHANNEL}, {@value #COMMAND_TIMEOUT_MS},
-     *     {@value #RECONNECT_MAX_DELAY_MS}; not null
+     *     {@value #RECONNECT_MAX_DELAY_MS}, {@value #LIVENESS_TIMEOUT_MS}; not null
      * @return the settings
      * @throws OutboxMisconfigurationException naming an unknown key or a bad value
      */
     public static RedisTransportSettings fromMap(Map<String, String> values) {
         Set<String> unknown = new TreeSet<>(values.keySet());
-        unknown.removeAll(DOCUMENTATION.keySet());
+        unknown.removeAll(KEYS);
         if (!unknown.isEmpty()) {
             throw new OutboxMisconfigurationException("unknown Redis notification setting(s) " + unknown
-                    + "; known: " + DOCUMENTATION.keySet());
+                    + "; known: " + new TreeSet<>(KEYS));
         }
         Builder b = builder();
         if (values.containsKey(URI)) {
@@ -132,6 +151,9 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         }
         if (values.containsKey(RECONNECT_MAX_DELAY_MS)) {
             b.reconnectMaxDelay(Duration.ofMillis(millis(RECONNECT_MAX_DELAY_MS, values.get(RECONNECT_MAX_DELAY_MS))));
+        }
+        if (values.containsKey(LIVENESS_TIMEOUT_MS)) {
+            b.livenessTimeout(Duration.ofMillis(millis(LIVENESS_TIMEOUT_MS, values.get(LIVENESS_TIMEOUT_MS))));
         }
         return b.build();
     }
@@ -157,16 +179,32 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
     @Override
     public String toString() {
         return "RedisTransportSettings[uri=" + redactedUri() + ", channel=" + channel + ", commandTimeout="
-                + commandTimeout + ", reconnectMaxDelay=" + reconnectMaxDelay + "]";
+                + commandTimeout + ", reconnectMaxDelay=" + reconnectMaxDelay + ", livenessTimeout=" + livenessTimeout
+                + "]";
     }
 
-    private static Map<String, String> documentation() {
-        Map<String, String> docs = new LinkedHashMap<>();
-        docs.put(URI, "Redis URI, redis://[password@]host:port[/db] (rediss:// for TLS); default " + DEFAULT_URI);
-        docs.put(CHANNEL, "pub/sub channel, one per outbox and environment; default " + DEFAULT_CHANNEL);
-        docs.put(COMMAND_TIMEOUT_MS, "publish timeout in ms, [1, 60000]; default 1000");
-        docs.put(RECONNECT_MAX_DELAY_MS, "longest pause between reconnect attempts in ms, [100, 300000]; default 2000");
-        return Map.copyOf(docs);
+    /**
+     * The settings as definitions (key, type, default, meaning with its range), for help texts and
+     * the reference page; {@link #fromMap(Map)} accepts exactly these keys.
+     *
+     * @return a new definition
+     */
+    static ConfigDef configDef() {
+        return new ConfigDef()
+                .define(URI, ConfigDef.Type.STRING, DEFAULT_URI, ConfigDef.Importance.HIGH,
+                        "Redis URI, redis://[password@]host:port[/db] (rediss:// for TLS); the password never "
+                                + "appears in logs.")
+                .define(CHANNEL, ConfigDef.Type.STRING, DEFAULT_CHANNEL, ConfigDef.Importance.MEDIUM,
+                        "The pub/sub channel, 1 to 256 characters: one per outbox (table prefix) and environment.")
+                .define(COMMAND_TIMEOUT_MS, ConfigDef.Type.LONG, DEFAULT_COMMAND_TIMEOUT.toMillis(),
+                        ConfigDef.Importance.LOW, "Publish timeout in ms, [1, 60000]: a publish that takes longer "
+                                + "counts as failed and is dropped.")
+                .define(RECONNECT_MAX_DELAY_MS, ConfigDef.Type.LONG, DEFAULT_RECONNECT_MAX_DELAY.toMillis(),
+                        ConfigDef.Importance.LOW, "Longest pause between reconnect attempts in ms, [100, 300000]: "
+                                + "Lettuce's delay starts at 100 ms and doubles up to this.")
+                .define(LIVENESS_TIMEOUT_MS, ConfigDef.Type.LONG, DEFAULT_LIVENESS_TIMEOUT.toMillis(),
+                        ConfigDef.Importance.LOW, "A connection silent this long (a PING goes every third of it) "
+                                + "is dead (N6): closed and reconnected; in ms, [500, 300000].");
     }
 
     /** Builds {@link RedisTransportSettings}. Not thread-safe. */
@@ -174,8 +212,9 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
 
         private String uri = DEFAULT_URI;
         private String channel = DEFAULT_CHANNEL;
-        private Duration commandTimeout = Duration.ofSeconds(1);
-        private Duration reconnectMaxDelay = Duration.ofSeconds(2);
+        private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private Duration reconnectMaxDelay = DEFAULT_RECONNECT_MAX_DELAY;
+        private Duration livenessTimeout = DEFAULT_LIVENESS_TIMEOUT;
 
         private Builder() {
         }
@@ -217,11 +256,21 @@ public record RedisTransportSettings(String uri, String channel, Duration comman
         }
 
         /**
+         * @param timeout how long a connection may stay silent before it is closed and Lettuce
+         *     reconnects it, 500 ms to 300 s (N6)
+         * @return this builder
+         */
+        public Builder livenessTimeout(Duration timeout) {
+            this.livenessTimeout = timeout;
+            return this;
+        }
+
+        /**
          * @return the settings
          * @throws OutboxMisconfigurationException naming a bad value
          */
         public RedisTransportSettings build() {
-            return new RedisTransportSettings(uri, channel, commandTimeout, reconnectMaxDelay);
+            return new RedisTransportSettings(uri, channel, commandTimeout, reconnectMaxDelay, livenessTimeout);
         }
     }
 }

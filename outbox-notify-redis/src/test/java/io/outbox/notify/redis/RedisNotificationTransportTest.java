@@ -5,13 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.relay.NotificationTransports;
-import io.outbox.relay.OutboxNotifier;
+import io.outbox.notify.NotificationTransports;
+import io.outbox.notify.OutboxNotifier;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.testing.DeadConnectionScenario;
+import io.outbox.relay.testing.FreezingProxy;
 import io.outbox.relay.testing.NotifyFixture;
 import io.outbox.store.jdbc.JdbcOutboxTransactions;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -74,9 +75,19 @@ class RedisNotificationTransportTest {
     }
 
     private RedisNotificationTransport transport(String uri) {
+        return transport(uri, RedisTransportSettings.DEFAULT_LIVENESS_TIMEOUT);
+    }
+
+    private RedisNotificationTransport transport(String uri, Duration liveness) {
         return fixture.closeLater((RedisNotificationTransport) NotificationTransports.open("redis", Map.of(
                 RedisTransportSettings.URI, uri, RedisTransportSettings.CHANNEL, channel,
-                RedisTransportSettings.RECONNECT_MAX_DELAY_MS, "500", RedisTransportSettings.COMMAND_TIMEOUT_MS, "500")));
+                RedisTransportSettings.RECONNECT_MAX_DELAY_MS, "500", RedisTransportSettings.COMMAND_TIMEOUT_MS, "500",
+                RedisTransportSettings.LIVENESS_TIMEOUT_MS, String.valueOf(liveness.toMillis()))));
+    }
+
+    /** This test's log lines of the transport at a level containing a text. */
+    private List<String> logLines(String level, String text) throws Exception {
+        return DeadConnectionScenario.logLines(LOG, "RedisNotificationTransport", channel, level, text);
     }
 
     private List<UUID> write(OutboxNotifier notifier, int... buckets) throws Exception {
@@ -156,13 +167,38 @@ class RedisNotificationTransportTest {
         Thread.sleep(300);
         assertThat(fixture.consumed.keySet()).containsAll(all);
         assertThat(fixture.duplicates.get()).isZero();
-        List<String> warnings = Files.readAllLines(LOG).stream()
-                .filter(line -> line.contains("WARN") && line.contains("channel=" + channel)
-                        && line.contains("RedisNotificationTransport"))
-                .toList();
+        List<String> warnings = logLines("WARN", "");
         assertThat(warnings).as("one WARN for the outage from the relay's subscription").hasSize(1);
         assertThat(warnings.get(0)).contains("notification subscription lost");
         assertThat(relaySide.disconnects()).isEqualTo(1);
+    }
+
+    /**
+     * N6: the relay's subscription goes through a proxy of the test's own, which the test freezes
+     * (no byte forwarded either way, no socket closed: no FIN, no RST). The transport notices within
+     * the liveness timeout (2 s here) and the relay, polling once a minute, is told; once the proxy
+     * forwards again Lettuce reconnects and subscribes again, the commit made meanwhile (its hint
+     * lost) goes out with the wake-up that follows, and the next commit wakes the relay at once. One
+     * WARN for the loss and one INFO for the recovery, whatever the failed reconnect attempts.
+     */
+    @Test
+    void n6_aFrozenSubscriptionIsNoticedWithinTheLivenessTimeout_thenReconnectsAndWakesTheRelay() throws Exception {
+        Duration liveness = Duration.ofSeconds(2);
+        FreezingProxy proxy = fixture.closeLater(new FreezingProxy("127.0.0.1", redis.port()));
+        OutboxRelay relay = fixture.relay(fixture.relayStore(), RelayOptions.builder().relayId("relay-n6")
+                .bucketCount(NotifyFixture.BUCKETS).pollInterval(Duration.ofMinutes(1)).build());
+        RedisNotificationTransport relaySide = transport("redis://127.0.0.1:" + proxy.port(), liveness);
+        fixture.closeLater(OutboxNotifier.builder().transport(relaySide).relay(relay).build());
+        OutboxNotifier writer = fixture.closeLater(OutboxNotifier.builder().transport(transport(redis.uri())).build());
+        await().atMost(Duration.ofSeconds(20)).until(() -> relaySide.isListening()
+                && relay.ownedBuckets().size() == NotifyFixture.BUCKETS);
+
+        DeadConnectionScenario.run(fixture, proxy, relaySide, relay, liveness, bucket -> write(writer, bucket));
+
+        assertThat(relaySide.disconnects()).isEqualTo(1);
+        assertThat(logLines("WARN", "")).as("one WARN for the loss").hasSize(1).first().asString()
+                .contains("notification subscription lost", "no answer for liveness.timeout.ms=2000");
+        assertThat(logLines("INFO", "notification subscription is back")).as("one INFO for the recovery").hasSize(1);
     }
 
     @Test

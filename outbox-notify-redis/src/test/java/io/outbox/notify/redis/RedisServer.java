@@ -37,6 +37,10 @@ final class RedisServer implements AutoCloseable {
         return "redis://127.0.0.1:" + port;
     }
 
+    int port() {
+        return port;
+    }
+
     synchronized void start() throws IOException {
         process = new ProcessBuilder(binary(), "--port", String.valueOf(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", dir.toString())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.spi.OutboxMisconfigurationException;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -33,5 +34,16 @@ class RedisTransportSettingsTest {
             assertThat(RedisTransportSettings.fromMap(Map.of(RedisTransportSettings.URI, uri)).uri()).as(uri)
                     .isEqualTo(uri);
         }
+    }
+
+    /** The bound on noticing a dead connection: 15 s unless set, and a value out of range is named. */
+    @Test
+    void n6_theLivenessTimeoutDefaultsTo15sAndAValueOutOfRangeIsRefusedNamingIt() {
+        assertThat(RedisTransportSettings.fromMap(Map.of()).livenessTimeout()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(RedisTransportSettings.fromMap(Map.of(RedisTransportSettings.LIVENESS_TIMEOUT_MS, "2000"))
+                .livenessTimeout().toMillis()).isEqualTo(2000);
+        assertThatThrownBy(() -> RedisTransportSettings.fromMap(Map.of(RedisTransportSettings.LIVENESS_TIMEOUT_MS,
+                "400000"))).isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("liveness.timeout.ms=400000 must be in [500, 300000]");
     }
 }

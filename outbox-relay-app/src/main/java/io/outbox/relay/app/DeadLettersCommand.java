@@ -1,7 +1,9 @@
 package io.outbox.relay.app;
 
+import io.outbox.relay.internal.Redactor;
 import io.outbox.spi.CorruptHeadersException;
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.OutboxStore;
 import java.io.BufferedReader;
@@ -14,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Predicate;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,7 +59,7 @@ final class DeadLettersCommand implements Runnable {
         }
 
         /** Runs the action on every id and reports each; exit 5 when an id has no dead letter. */
-        int each(List<UUID> ids, java.util.function.Predicate<UUID> action, String done) {
+        int each(List<UUID> ids, Predicate<UUID> action, String done) {
             int missing = 0;
             List<String> results = new ArrayList<>();
             for (UUID id : ids) {
@@ -103,9 +106,7 @@ final class DeadLettersCommand implements Runnable {
             }
             List<DeadLetter> page = dead.deadLetters(after, limit);
             if (json) {
-                List<String> items = new ArrayList<>();
-                page.forEach(d -> items.add(object(summary(d))));
-                out().println("[" + String.join(",\n ", items) + "]");
+                out().println(listJson(page, redactor()));
             } else if (page.isEmpty()) {
                 out().println("no dead letters" + (after == null ? "" : " after " + after));
             } else {
@@ -113,8 +114,8 @@ final class DeadLettersCommand implements Runnable {
                         "DEAD-LETTERED AT", "REASON");
                 for (DeadLetter d : page) {
                     out().printf("%-36s %6d %8d %-28s %-24s %s%n", d.messageId(), d.bucket(), d.failure().attempts(),
-                            simpleName(d.failure().causeClass()), d.deadLetteredAt(),
-                            io.outbox.spi.DeadLetterFailure.cut(d.failure().reason(), 100));
+                            shown(simpleName(d.failure().causeClass())), d.deadLetteredAt(),
+                            DeadLetterFailure.cut(shown(d.failure().reason()), 100));
                 }
                 if (page.size() == limit) {
                     out().println("more: --after " + page.get(page.size() - 1).messageId());
@@ -142,41 +143,25 @@ final class DeadLettersCommand implements Runnable {
             if (d == null) {
                 return fail(EXIT_NOT_FOUND, "no dead letter with message id " + id);
             }
-            Map<String, String> fields = summary(d);
-            String headers;
-            try {
-                headers = quote(String.join(", ", d.decodedHeaders().stream().map(h -> h.key()).toList()));
-            } catch (CorruptHeadersException e) {
-                headers = quote("undecodable: " + e.getMessage());
-            }
             if (json) {
-                fields.put("topic", quote(d.topic()));
-                fields.put("partition", String.valueOf(d.partition()));
-                fields.put("createdAt", quote(d.createdAt().toString()));
-                fields.put("firstFailureAt", quote(d.failure().firstFailureAt().toString()));
-                fields.put("lastFailureAt", quote(d.failure().lastFailureAt().toString()));
-                fields.put("relayId", quote(d.failure().relayId()));
-                fields.put("headerNames", headers);
-                fields.put("key", d.key() == null ? "null" : quote(Base64.getEncoder().encodeToString(d.key())));
-                fields.put("value", d.value() == null ? "null" : quote(Base64.getEncoder().encodeToString(d.value())));
-                fields.put("headers", quote(Base64.getEncoder().encodeToString(d.headers())));
-                out().println(object(fields));
+                out().println(showJson(d, redactor()));
                 return EXIT_OK;
             }
+            String headers = headerNames(d);
             out().println("message id:       " + d.messageId());
             out().println("bucket:           " + d.bucket());
-            out().println("topic:            " + d.topic());
+            out().println("topic:            " + shown(d.topic()));
             out().println("partition:        " + (d.partition() == null ? "by key" : d.partition()));
             out().println("created at:       " + d.createdAt());
             out().println("key:              " + size(d.key()));
             out().println("value:            " + size(d.value()));
-            out().println("header names:     " + headers.substring(1, headers.length() - 1));
+            out().println("header names:     " + shown(headers));
             out().println("attempts:         " + d.failure().attempts());
             out().println("first failure at: " + d.failure().firstFailureAt());
             out().println("last failure at:  " + d.failure().lastFailureAt());
-            out().println("cause:            " + d.failure().causeClass());
-            out().println("reason:           " + d.failure().reason());
-            out().println("relay:            " + d.failure().relayId());
+            out().println("cause:            " + shown(d.failure().causeClass()));
+            out().println("reason:           " + shown(d.failure().reason()));
+            out().println("relay:            " + shown(d.failure().relayId()));
             out().println("dead-lettered at: " + d.deadLetteredAt());
             return EXIT_OK;
         }
@@ -232,13 +217,60 @@ final class DeadLettersCommand implements Runnable {
     }
 
 
-    private static Map<String, String> summary(DeadLetter d) {
+    /**
+     * A page of dead letters as {@code list --json} and the HTTP endpoint show it.
+     *
+     * @param page the dead letters; not null
+     * @param redactor hides the configuration's secrets in stored text; not null
+     * @return a JSON array
+     */
+    static String listJson(List<DeadLetter> page, Redactor redactor) {
+        List<String> items = new ArrayList<>();
+        page.forEach(d -> items.add(OperatorCommand.object(summary(redactor, d))));
+        return "[" + String.join(",\n ", items) + "]";
+    }
+
+    /**
+     * One dead letter as {@code show --json} and the HTTP endpoint show it: its fields, bytes in
+     * base64.
+     *
+     * @param d the dead letter; not null
+     * @param redactor hides the configuration's secrets in stored text; not null
+     * @return a JSON object
+     */
+    static String showJson(DeadLetter d, Redactor redactor) {
+        Map<String, String> fields = summary(redactor, d);
+        fields.put("topic", OperatorCommand.jsonText(redactor, d.topic()));
+        fields.put("partition", String.valueOf(d.partition()));
+        fields.put("createdAt", OperatorCommand.quote(d.createdAt().toString()));
+        fields.put("firstFailureAt", OperatorCommand.quote(d.failure().firstFailureAt().toString()));
+        fields.put("lastFailureAt", OperatorCommand.quote(d.failure().lastFailureAt().toString()));
+        fields.put("relayId", OperatorCommand.jsonText(redactor, d.failure().relayId()));
+        fields.put("headerNames", OperatorCommand.jsonText(redactor, headerNames(d)));
+        fields.put("key", d.key() == null ? "null"
+                : OperatorCommand.quote(Base64.getEncoder().encodeToString(d.key())));
+        fields.put("value", d.value() == null ? "null"
+                : OperatorCommand.quote(Base64.getEncoder().encodeToString(d.value())));
+        fields.put("headers", OperatorCommand.quote(Base64.getEncoder().encodeToString(d.headers())));
+        return OperatorCommand.object(fields);
+    }
+
+    private static String headerNames(DeadLetter d) {
+        try {
+            return String.join(", ", d.decodedHeaders().stream().map(h -> h.key()).toList());
+        } catch (CorruptHeadersException e) {
+            return "undecodable: " + e.getMessage();
+        }
+    }
+
+    /** The JSON fields {@code list} and {@code show} share, stored text redacted. */
+    private static Map<String, String> summary(Redactor redactor, DeadLetter d) {
         Map<String, String> fields = new LinkedHashMap<>();
         fields.put("messageId", OperatorCommand.quote(d.messageId().toString()));
         fields.put("bucket", Integer.toString(d.bucket()));
         fields.put("attempts", Integer.toString(d.failure().attempts()));
-        fields.put("causeClass", OperatorCommand.quote(d.failure().causeClass()));
-        fields.put("reason", OperatorCommand.quote(d.failure().reason()));
+        fields.put("causeClass", OperatorCommand.jsonText(redactor, d.failure().causeClass()));
+        fields.put("reason", OperatorCommand.jsonText(redactor, d.failure().reason()));
         fields.put("deadLetteredAt", OperatorCommand.quote(d.deadLetteredAt().toString()));
         return fields;
     }

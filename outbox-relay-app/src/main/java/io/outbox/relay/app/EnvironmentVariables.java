@@ -27,7 +27,7 @@ import java.util.TreeMap;
  * Reading back, the name after {@value #PREFIX} is lower-cased and each run of one, two or three
  * underscores becomes {@code '.'}, {@code '_'} or {@code '-'}; a longer run is refused. Only
  * {@code OUTBOX_STORE} and variables starting with {@code OUTBOX_STORE_}, {@code OUTBOX_KAFKA_},
- * {@code OUTBOX_RELAY_} or {@code OUTBOX_NOTIFY_} are settings; other {@value #PREFIX} variables are ignored (and
+ * {@code OUTBOX_RELAY_}, {@code OUTBOX_NOTIFY_} or {@code OUTBOX_HTTP_} are settings; other {@value #PREFIX} variables are ignored (and
  * listed), so that a deployment's own variables never break the relay. Keys with upper-case
  * letters, or with two separators in a row, have no variable: set them in the file.
  */
@@ -39,7 +39,7 @@ final class EnvironmentVariables {
     /** Variables with {@value #PREFIX} that configure something else than a setting. */
     static final Set<String> NOT_SETTINGS = Set.of("OUTBOX_LOG_LEVEL");
 
-    private static final List<String> GROUPS = List.of("STORE_", "KAFKA_", "RELAY_", "NOTIFY_");
+    private static final List<String> GROUPS = List.of("STORE_", "KAFKA_", "RELAY_", "NOTIFY_", "HTTP_");
 
     private EnvironmentVariables() {
     }

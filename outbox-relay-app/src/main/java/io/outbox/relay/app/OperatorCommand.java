@@ -1,13 +1,18 @@
 package io.outbox.relay.app;
 
-import io.outbox.relay.LogText;
+import io.outbox.relay.internal.LogText;
+import io.outbox.relay.internal.Redactor;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine.Option;
 
 /**
@@ -26,21 +31,27 @@ abstract class OperatorCommand implements Callable<Integer> {
     static final int EXIT_OK = StandaloneRelay.EXIT_OK;
     /** A message id named has no dead letter. */
     static final int EXIT_NOT_FOUND = 5;
-    /** The configured store does not implement the capability the command needs. */
+    /** The configured store does not offer the capability the command needs. */
     static final int EXIT_UNSUPPORTED = 6;
     /** A purge was neither confirmed at the prompt nor given {@code --yes}. */
     static final int EXIT_NOT_CONFIRMED = 7;
 
     /** Where a purge reads its confirmation: standard input; tests replace it. */
-    static volatile java.util.function.Supplier<java.io.InputStream> input = () -> System.in;
+    static volatile Supplier<InputStream> input = () -> System.in;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = "The relay's properties file (UTF-8); OUTBOX_* environment variables win over it, as "
-                    + "for the relay.")
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", converter = RelayCommand.ConfigFileConverter.class,
+            description = "The relay's properties file (UTF-8), a regular file; OUTBOX_* environment variables win "
+                    + "over it, as for the relay.")
     Path config;
 
     @Option(names = "--json", description = "Print JSON instead of text.")
     boolean json;
+
+    /**
+     * Hides the configuration's secrets in everything the command prints, once it is read;
+     * until then the patterns only.
+     */
+    private Redactor redactor = Redactor.patternsOnly();
 
     /** Lets a subcommand find the top command's streams, environment and -c. */
     abstract RelayCommand root();
@@ -59,6 +70,8 @@ abstract class OperatorCommand implements Callable<Integer> {
         try {
             configuration = RelayConfiguration.read(config != null ? config : root().configFile(),
                     root().environment());
+            redactor = configuration.redactor();
+            root().secretsFound(redactor);
             configuration.resolve();
         } catch (OutboxMisconfigurationException e) {
             return fail(StandaloneRelay.EXIT_MISCONFIGURATION, "invalid configuration: " + e.getMessage());
@@ -66,7 +79,7 @@ abstract class OperatorCommand implements Callable<Integer> {
         OutboxStore store;
         try {
             // Never changes the schema: a mistyped prefix shows as absent tables, not a new empty outbox.
-            Map<String, String> settings = new java.util.HashMap<>(configuration.storeSettings());
+            Map<String, String> settings = new HashMap<>(configuration.storeSettings());
             configuration.provider().schemaChangingSettings().forEach(key -> settings.put(key, "false"));
             store = configuration.provider().create(settings);
         } catch (OutboxMisconfigurationException e) {
@@ -74,21 +87,20 @@ abstract class OperatorCommand implements Callable<Integer> {
                     + configuration.storeKeysAsWritten(e.getMessage()));
         } catch (RuntimeException e) {
             return fail(StandaloneRelay.EXIT_ERROR, "could not open the store "
-                    + configuration.provider().name() + ": " + configuration.redactor().redact(String.valueOf(e)));
+                    + configuration.provider().name() + ": " + e);
         }
         try {
             return run(store, configuration);
         } catch (OutboxMisconfigurationException e) {
-            return fail(StandaloneRelay.EXIT_MISCONFIGURATION, configuration.redactor().redact(e.getMessage()));
+            return fail(StandaloneRelay.EXIT_MISCONFIGURATION, e.getMessage());
         } catch (RuntimeException e) {
-            return fail(StandaloneRelay.EXIT_ERROR, "store call failed: "
-                    + configuration.redactor().redact(String.valueOf(e)));
+            return fail(StandaloneRelay.EXIT_ERROR, "store call failed: " + e);
         } finally {
             if (store instanceof AutoCloseable closeable) {
                 try {
                     closeable.close();
                 } catch (Exception e) {
-                    err().println("outbox-relay: closing the store failed: " + LogText.oneLine(String.valueOf(e)));
+                    err().println("outbox-relay: closing the store failed: " + redactor.oneLine(String.valueOf(e)));
                 }
             }
             out().flush();
@@ -101,22 +113,51 @@ abstract class OperatorCommand implements Callable<Integer> {
 
     /** The store's dead letters, or null after telling the operator the store lacks them. */
     DeadLetters deadLetters(OutboxStore store, RelayConfiguration configuration) {
-        if (store instanceof DeadLetters d) {
-            return d;
+        Optional<DeadLetters> dead = store.deadLetters();
+        if (dead.isPresent()) {
+            return dead.get();
         }
         fail(EXIT_UNSUPPORTED, "the store " + configuration.provider().name() + " (" + store.getClass().getName()
-                + ") has no dead letters: it does not implement DeadLetters (capability C4)");
+                + ") has no dead letters: it offers no DeadLetters (capability C4)");
         return null;
     }
 
+    /** Prints an error on one line, secrets hidden, escaped; returns the code. */
     int fail(int code, String message) {
-        err().println("outbox-relay: " + LogText.oneLine(message));
+        err().println("outbox-relay: " + redactor.oneLine(message));
         err().println("outbox-relay: exiting with code " + code);
         err().flush();
         return code;
     }
 
-    /** A JSON string literal. */
+    /**
+     * Stored or foreign text for human output: secrets hidden, control characters and the like
+     * escaped ({@link Redactor#display}).
+     */
+    String shown(String text) {
+        return redactor.display(text);
+    }
+
+    /** Stored or foreign text as a JSON string: secrets hidden, then {@link #quote}. */
+    String jsonText(String text) {
+        return jsonText(redactor, text);
+    }
+
+    /** Stored or foreign text as a JSON string: secrets hidden by the redactor, then {@link #quote}. */
+    static String jsonText(Redactor redactor, String text) {
+        return quote(redactor.redact(text));
+    }
+
+    /** What hides the configuration's secrets in the command's output. */
+    Redactor redactor() {
+        return redactor;
+    }
+
+    /**
+     * A JSON string literal, exact: it decodes to the text. Besides what JSON requires, the
+     * characters {@link LogText#isEscaped} are written as escapes too, so the output is also safe
+     * to print on a terminal.
+     */
     static String quote(String text) {
         if (text == null) {
             return "null";
@@ -131,8 +172,8 @@ abstract class OperatorCommand implements Callable<Integer> {
                 case '\r' -> sb.append("\\r");
                 case '\t' -> sb.append("\\t");
                 default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
+                    if (LogText.isEscaped(c)) {
+                        LogText.appendEscape(sb, c);
                     } else {
                         sb.append(c);
                     }

@@ -1,5 +1,6 @@
 package io.outbox.relay.app;
 
+import io.outbox.relay.internal.Redactor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

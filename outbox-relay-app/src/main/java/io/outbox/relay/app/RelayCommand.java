@@ -1,7 +1,8 @@
 package io.outbox.relay.app;
 
-import io.outbox.relay.LogText;
+import io.outbox.MessageIds;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.internal.Redactor;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
@@ -11,17 +12,19 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.UsageMessageSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** The command line of {@link StandaloneRelay}, parsed by picocli. */
 @Command(name = "outbox-relay", mixinStandardHelpOptions = true, versionProvider = RelayCommand.Version.class,
         sortOptions = false, usageHelpWidth = SettingsHelp.WIDTH,
-        subcommands = {DeadLettersCommand.class, PendingCommand.class},
+        subcommands = {DeadLettersCommand.class, PendingCommand.class, LeasesCommand.class, DrainCommand.Drain.class,
+            DrainCommand.Resume.class},
         description = {
             "Publishes the pending messages of a transactional outbox store to Kafka and deletes each one after "
                     + "the broker acknowledged it. Runs until SIGTERM or SIGINT, then stops: it waits up to "
@@ -32,9 +35,9 @@ final class RelayCommand implements Callable<Integer> {
 
     private static final String SETTINGS_SECTION = "outboxSettings";
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = "The properties file (UTF-8). Optional: OUTBOX_* environment variables, which win over "
-                    + "the file, can hold every setting.")
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", converter = ConfigFileConverter.class,
+            description = "The properties file (UTF-8), a regular file. Optional: OUTBOX_* environment variables, "
+                    + "which win over the file, can hold every setting.")
     private Path config;
 
     @Option(names = "--check",
@@ -82,6 +85,11 @@ final class RelayCommand implements Callable<Integer> {
         return err;
     }
 
+    /** For the operator commands: tells the process's streams the configuration's secrets. */
+    void secretsFound(Redactor redactor) {
+        secretsFound.accept(redactor);
+    }
+
     /**
      * The picocli command line for this command, with the settings section in its help.
      *
@@ -96,13 +104,46 @@ final class RelayCommand implements Callable<Integer> {
         sections.add(sections.indexOf(UsageMessageSpec.SECTION_KEY_FOOTER_HEADING), SETTINGS_SECTION);
         commandLine.setHelpSectionKeys(sections);
         commandLine.setParameterExceptionHandler(RelayCommand::invalidCommandLine);
+        // Message ids only in their canonical form: UUID.fromString reads 1-1-1-1-1 as another id.
+        commandLine.registerConverter(UUID.class, RelayCommand::messageId);
         return commandLine;
+    }
+
+    /** A message id of the command line, parsed by {@link MessageIds}. */
+    private static UUID messageId(String text) {
+        try {
+            return MessageIds.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
+        }
+    }
+
+    /**
+     * The {@code -c} file: refused at once, before anything opens it, when it exists but is no
+     * regular file (a FIFO would block the relay until something writes to it).
+     */
+    static final class ConfigFileConverter implements CommandLine.ITypeConverter<Path> {
+
+        /** Created by picocli. */
+        ConfigFileConverter() {
+        }
+
+        @Override
+        public Path convert(String value) {
+            Path file = Path.of(value);
+            String special = RelayConfiguration.notRegularFile("configuration file " + file, file);
+            if (special != null) {
+                throw new CommandLine.TypeConversionException(special);
+            }
+            return file;
+        }
     }
 
     /** A short message instead of the whole help, which lists every setting and runs long. */
     private static int invalidCommandLine(CommandLine.ParameterException e, String[] args) {
         PrintWriter err = e.getCommandLine().getErr();
-        err.println("outbox-relay: " + e.getMessage());
+        // The message repeats what was typed: one line, secrets hidden, nothing a terminal obeys.
+        err.println("outbox-relay: " + Redactor.patternsOnly().oneLine(e.getMessage()));
         CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
         err.println("outbox-relay: --help lists every option and setting; exiting with code "
                 + StandaloneRelay.EXIT_USAGE);
@@ -156,7 +197,7 @@ final class RelayCommand implements Callable<Integer> {
     }
 
     private int invalid(Redactor redactor, OutboxMisconfigurationException e) {
-        err.println("outbox-relay: invalid configuration: " + LogText.oneLine(redactor.redact(e.getMessage())));
+        err.println("outbox-relay: invalid configuration: " + redactor.oneLine(e.getMessage()));
         err.println("outbox-relay: --help lists every setting; exiting with code "
                 + StandaloneRelay.EXIT_MISCONFIGURATION);
         err.flush();

@@ -1,13 +1,16 @@
 package io.outbox.relay.app;
 
-import io.outbox.relay.KafkaOutboxPublisher;
-import io.outbox.relay.KafkaTransactions;
+import io.outbox.notify.NotifySettings;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.internal.Redactor;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
+import io.outbox.relay.kafka.KafkaTransactions;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.StringReader;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -16,10 +19,12 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -28,7 +33,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -82,6 +86,8 @@ final class RelayConfiguration {
     private final Map<String, String> kafkaSettings;
     private final Map<String, String> relaySettings;
     private final NotifySettings notifySettings;
+    private final HttpSettings httpSettings;
+    private final Map<String, String> httpValues;
     private final Map<String, String> origins;
     private final List<String> ignoredVariables;
     private final OutboxStoreProvider provider;
@@ -90,6 +96,7 @@ final class RelayConfiguration {
 
     private RelayConfiguration(Map<String, String> storeSettings, Map<String, String> kafkaSettings,
                                Map<String, String> relaySettings, NotifySettings notifySettings,
+                               HttpSettings httpSettings, Map<String, String> httpValues,
                                Map<String, String> origins,
                                List<String> ignoredVariables, OutboxStoreProvider provider, Set<String> secretKeys,
                                Redactor redactor) {
@@ -97,6 +104,8 @@ final class RelayConfiguration {
         this.kafkaSettings = kafkaSettings;
         this.relaySettings = relaySettings;
         this.notifySettings = notifySettings;
+        this.httpSettings = httpSettings;
+        this.httpValues = httpValues;
         this.origins = origins;
         this.ignoredVariables = ignoredVariables;
         this.provider = provider;
@@ -157,41 +166,54 @@ final class RelayConfiguration {
         findSecrets(KAFKA_PREFIX, groups.kafka(), ProducerConfig.configDef(), secretKeys, secrets);
         settings.values().forEach(value -> secrets.addAll(Redactor.embeddedSecrets(value)));
         NotifySettings notify = NotifySettings.of(groups.notifications(), provider.name(), groups.store());
-        groups.notifications().forEach((key, value) -> {
-            if (Redactor.isSecretKey(key)) {
-                secretKeys.add(key);
-                secrets.add(value);
-            }
-        });
-        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(), notify,
+        findSecrets("", groups.notifications(), new ConfigDef(), secretKeys, secrets);
+        findSecrets("", groups.http(), HttpSettings.configDef(), secretKeys, secrets);
+        HttpSettings http = HttpSettings.of(groups.http());
+        return new RelayConfiguration(groups.store(), groups.kafka(), groups.relay(), notify, http, groups.http(),
                 Collections.unmodifiableMap(origins), env.ignored(), provider, Collections.unmodifiableSet(secretKeys),
                 Redactor.of(secrets));
     }
 
-    /** The values of settings that are passwords by type or secrets by name, and their keys. */
+    /**
+     * The keys of settings that hold secrets ({@link Redactor#isSecretSetting}: by type, by name,
+     * or for a setting the definition does not declare by the wider rule of
+     * {@link Redactor#isSecretKey}), and their values, hidden wherever they occur. A value
+     * {@code true}, {@code false} or a number of a setting secret only by the wider rule
+     * ({@code kafka.bearer.auth.cache.expiry.buffer.seconds=300}) is hidden where the setting is
+     * shown but not wherever it occurs, which would hide every {@code 300} of every log line.
+     */
     private static void findSecrets(String prefix, Map<String, String> settings, ConfigDef definition,
                                     Set<String> secretKeys, Set<String> secrets) {
         settings.forEach((key, value) -> {
             ConfigDef.ConfigKey configKey = definition.configKeys().get(key);
-            if ((configKey != null && configKey.type == ConfigDef.Type.PASSWORD) || Redactor.isSecretKey(key)) {
+            ConfigDef.Type type = configKey == null ? null : configKey.type;
+            if (Redactor.isSecretSetting(key, type)) {
                 secretKeys.add(prefix + key);
-                secrets.add(value);
+                // Secret by type or by a word that always means one, as opposed to the wider rule alone.
+                boolean certain = Redactor.isSecretSetting(key, type == null ? ConfigDef.Type.STRING : type);
+                if (certain || !FLAG_OR_NUMBER.matcher(value).matches()) {
+                    secrets.add(value);
+                }
             }
         });
     }
+
+    /** A value that is a flag or a number, never hidden where it occurs for the wider rule's sake. */
+    private static final Pattern FLAG_OR_NUMBER = Pattern.compile("(?i)true|false|-?[0-9]{1,18}");
 
     /**
      * The settings sorted by prefix, without it; relay options under their {@link RelayOptions}
      * keys.
      */
     private record Groups(Map<String, String> store, Map<String, String> kafka, Map<String, String> relay,
-                          Map<String, String> notifications) {
+                          Map<String, String> notifications, Map<String, String> http) {
 
         static Groups of(Map<String, String> settings, Map<String, String> variables) {
             Map<String, String> store = new TreeMap<>();
             Map<String, String> kafka = new TreeMap<>();
             Map<String, String> relay = new TreeMap<>();
             Map<String, String> notify = new TreeMap<>();
+            Map<String, String> http = new TreeMap<>();
             Set<String> unknown = new TreeSet<>();
             Set<String> unknownRelay = new TreeSet<>();
             settings.forEach((key, value) -> {
@@ -208,6 +230,8 @@ final class RelayConfiguration {
                     unknownRelay.add(key);
                 } else if (key.startsWith(NotifySettings.PREFIX)) {
                     notify.put(key, value);
+                } else if (key.startsWith(HttpSettings.PREFIX)) {
+                    http.put(key, value);
                 } else {
                     unknown.add(key);
                 }
@@ -215,14 +239,15 @@ final class RelayConfiguration {
             if (!unknown.isEmpty()) {
                 throw new OutboxMisconfigurationException("unknown setting(s) " + asWritten(unknown, variables)
                         + ": a key is '" + STORE + "' or starts with '" + STORE_PREFIX + "', '" + KAFKA_PREFIX
-                        + "', '" + RELAY_PREFIX + "' or '" + NotifySettings.PREFIX + "'");
+                        + "', '" + RELAY_PREFIX + "', '" + NotifySettings.PREFIX + "' or '" + HttpSettings.PREFIX + "'");
             }
             if (!unknownRelay.isEmpty()) {
                 throw new OutboxMisconfigurationException("unknown relay option(s) "
                         + asWritten(unknownRelay, variables) + "; the relay accepts " + RELAY_KEYS.keySet());
             }
             return new Groups(Collections.unmodifiableMap(store), Collections.unmodifiableMap(kafka),
-                    Collections.unmodifiableMap(relay), Collections.unmodifiableMap(notify));
+                    Collections.unmodifiableMap(relay), Collections.unmodifiableMap(notify),
+                    Collections.unmodifiableMap(http));
         }
 
         /** Keys, each followed by the environment variable it came from, if it did. */
@@ -235,11 +260,17 @@ final class RelayConfiguration {
     static final int MAX_FILE_BYTES = 1 << 20;
 
     private static Properties load(Path file) {
-        Properties properties = new Properties();
+        String special = notRegularFile("configuration file " + file, file);
+        if (special != null) {
+            throw new OutboxMisconfigurationException(special);
+        }
+        KeysCounted properties = new KeysCounted();
         try {
             String text = utf8(file, readBounded(file));
-            refuseDuplicateKeys(file, text);
             properties.load(new StringReader(text));
+            if (properties.repeated) {
+                refuseDuplicateKeys(file, text); // finds the key and its lines
+            }
         } catch (NoSuchFileException e) {
             throw new OutboxMisconfigurationException("configuration file " + file + " does not exist", e);
         } catch (IOException e) {
@@ -252,11 +283,50 @@ final class RelayConfiguration {
     }
 
     /**
+     * Why a file the relay was named must not be opened: it exists but is no regular file (or
+     * link to one). Opening a FIFO waits for a writer, for ever if none comes; a device or socket
+     * never ends or blocks too; a directory cannot be read. Checked before the file is opened,
+     * without opening it.
+     *
+     * @param named how the message names the file, its path included, such as
+     *     {@code configuration file /etc/relay.properties}
+     * @param file the file
+     * @return null when the file is regular or does not exist (opening it then says so), else the
+     *     error, naming the file and what it is
+     */
+    static String notRegularFile(String named, Path file) {
+        if (!Files.exists(file) || Files.isRegularFile(file)) {
+            return null;
+        }
+        return named + " is " + fileKind(file) + ", not a regular file; the relay reads only regular "
+                + "files (a FIFO would block it until something writes to it)";
+    }
+
+    /** What a file that is not regular is, as far as the platform tells. */
+    private static String fileKind(Path file) {
+        if (Files.isDirectory(file)) {
+            return "a directory";
+        }
+        try {
+            int type = (Integer) Files.getAttribute(file, "unix:mode") & 0170000; // S_IFMT of stat(2)
+            return switch (type) {
+                case 0010000 -> "a FIFO (named pipe)";
+                case 0020000 -> "a character device";
+                case 0060000 -> "a block device";
+                case 0140000 -> "a socket";
+                default -> "a special file";
+            };
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "a special file (FIFO, device or socket)";
+        }
+    }
+
+    /**
      * The file's bytes, at most {@link #MAX_FILE_BYTES}: a larger file (or an endless one such as
      * {@code /dev/zero}) is refused naming its size, never read whole into memory.
      */
     private static byte[] readBounded(Path file) throws IOException {
-        try (java.io.InputStream in = Files.newInputStream(file)) {
+        try (InputStream in = Files.newInputStream(file)) {
             byte[] bytes = in.readNBytes(MAX_FILE_BYTES + 1);
             if (bytes.length > MAX_FILE_BYTES) {
                 long size = Files.isRegularFile(file) ? Files.size(file) : -1;
@@ -268,6 +338,21 @@ final class RelayConfiguration {
         }
     }
 
+    /** Properties that note whether a key was loaded twice: one pass over the file for the usual case. */
+    private static final class KeysCounted extends Properties {
+
+        private static final long serialVersionUID = 1L;
+
+        private boolean repeated;
+
+        @Override
+        public synchronized Object put(Object key, Object value) {
+            Object previous = super.put(key, value);
+            repeated |= previous != null;
+            return previous;
+        }
+    }
+
     /**
      * Refuses a key given on two lines of the file, naming the key and both lines: with
      * {@code java.util.Properties} the last one would silently win, and a wrong
@@ -275,7 +360,7 @@ final class RelayConfiguration {
      * over several lines counts at its first.
      */
     private static void refuseDuplicateKeys(Path file, String text) throws IOException {
-        Map<String, Integer> firstLine = new java.util.HashMap<>();
+        Map<String, Integer> firstLine = new HashMap<>();
         String[] lines = text.split("\r\n|\r|\n", -1);
         for (int i = 0; i < lines.length; i++) {
             int start = i;
@@ -385,6 +470,15 @@ final class RelayConfiguration {
     }
 
     /**
+     * The HTTP endpoint's settings ({@code http.*}, rule H1).
+     *
+     * @return the settings; the endpoint is off when {@link HttpSettings#enabled()} is false
+     */
+    HttpSettings httpSettings() {
+        return httpSettings;
+    }
+
+    /**
      * The store settings, without the prefix.
      *
      * @return the settings, sorted; immutable
@@ -426,10 +520,12 @@ final class RelayConfiguration {
         }
         RelayOptions options;
         String messageIdHeader;
+        boolean tracingTimeInOutboxSpan;
         try {
             options = RelayOptions.fromProperties(engineSettings);
-            messageIdHeader = (String) KafkaOutboxPublisher.configDef().parse(publisherSettings)
-                    .get(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG);
+            Map<String, Object> publisherOptions = KafkaOutboxPublisher.configDef().parse(publisherSettings);
+            messageIdHeader = (String) publisherOptions.get(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG);
+            tracingTimeInOutboxSpan = (Boolean) publisherOptions.get(KafkaOutboxPublisher.TIME_IN_OUTBOX_SPAN_CONFIG);
         } catch (OutboxMisconfigurationException e) {
             throw new OutboxMisconfigurationException(asWritten(e.getMessage(), RELAY_KEYS), e);
         } catch (ConfigException e) {
@@ -437,6 +533,7 @@ final class RelayConfiguration {
                     RELAY_KEYS), e);
         }
         requireKafkaValuesOfTheirType();
+        requireKafkaFilesRegular();
         notifySettings.validate();
         Map<String, Object> producer = new LinkedHashMap<>(kafkaSettings);
         producer.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, CLIENT_ID_PREFIX + options.relayId());
@@ -450,7 +547,7 @@ final class RelayConfiguration {
         unknownKafka.removeAll(ProducerConfig.configNames());
         unknownKafka.removeAll(Set.of(KafkaTransactions.TRANSACTIONS_CONFIG, // the publisher's own (K5)
                 KafkaTransactions.TRANSACTIONAL_ID_PREFIX_CONFIG, KafkaTransactions.MAX_BUCKETS_CONFIG));
-        return new Resolved(options, messageIdHeader, storeConfig, Collections.unmodifiableMap(producer),
+        return new Resolved(options, messageIdHeader, tracingTimeInOutboxSpan, storeConfig, Collections.unmodifiableMap(producer),
                 Collections.unmodifiableMap(new TreeMap<>(effective)), Collections.unmodifiableSet(unknownKafka));
     }
 
@@ -508,6 +605,29 @@ final class RelayConfiguration {
         });
     }
 
+    /**
+     * Refuses a Kafka setting that names a file ({@code ssl.truststore.location},
+     * {@code ssl.keystore.location}, a serializer's {@code *.location}, Kafka's
+     * {@code sasl.oauthbearer.assertion.*.file}) when that file is a FIFO, device, socket or
+     * directory: the producer would open it at start and, for a FIFO, wait there for ever.
+     */
+    private void requireKafkaFilesRegular() {
+        kafkaSettings.forEach((name, value) -> {
+            if ((name.endsWith(".location") || name.endsWith(".file")) && value != null && !value.isBlank()) {
+                Path file;
+                try {
+                    file = Path.of(value);
+                } catch (InvalidPathException e) {
+                    return; // not a path: the producer says so
+                }
+                String special = notRegularFile(KAFKA_PREFIX + name + "=" + value, file);
+                if (special != null) {
+                    throw new OutboxMisconfigurationException(special);
+                }
+            }
+        });
+    }
+
     private OutboxMisconfigurationException invalidKafkaSetting(ConfigException e) {
         Map<String, String> keys = new TreeMap<>();
         ProducerConfig.configNames().forEach(name -> keys.put(KAFKA_PREFIX + name, name));
@@ -538,36 +658,55 @@ final class RelayConfiguration {
      * {@code ; relay.bucket.count came from environment variable OUTBOX_RELAY_BUCKET_COUNT}: at
      * the end, not after the name, where it would split a name from its value
      * ({@code relay.lease.duration.ms (5000)}) or from its {@code =}. A name with a dot is
-     * replaced wherever it stands as a whole word; one without (such as {@code url}, also an
+     * replaced wherever it stands as a whole word (a run of letters, digits, {@code _}, {@code .}
+     * and {@code -}, without a sentence's closing dot); one without (such as {@code url}, also an
      * English word) only as {@code configuration url}, {@code url=} or in a list
      * ({@code [url, user]}).
+     *
+     * <p>One pass over the message with a map lookup per word: linear in the message's length and
+     * the number of names, however many settings the file has.
      *
      * @param message the message; not null
      * @param keys key as written to name the validator knows
      * @return the message with the names rewritten
      */
     private String asWritten(String message, Map<String, String> keys) {
-        Map<String, String> byName = new LinkedHashMap<>();
-        keys.entrySet().stream()
-                .sorted((a, b) -> Integer.compare(b.getValue().length(), a.getValue().length()))
-                .forEach(entry -> byName.putIfAbsent(entry.getValue(), entry.getKey()));
-        List<String> alternatives = new ArrayList<>();
-        byName.keySet().forEach(name -> alternatives.add(name.indexOf('.') >= 0
-                ? Pattern.quote(name) + "(?![\\w-]|\\.\\w)"
-                : "(?<=configuration )" + Pattern.quote(name) + "(?=[:\\s]|$)|" + Pattern.quote(name) + "(?==)|"
-                        + "(?<=\\[|, )" + Pattern.quote(name) + "(?=[\\],])"));
-        if (alternatives.isEmpty()) {
-            return message;
-        }
-        Matcher matcher = Pattern.compile("(?<![\\w.-])(?:" + String.join("|", alternatives) + ")").matcher(message);
-        StringBuilder text = new StringBuilder();
+        Map<String, String> byName = new HashMap<>();
+        keys.forEach((key, name) -> byName.putIfAbsent(name, key));
+        StringBuilder text = new StringBuilder(message.length());
         Set<String> named = new LinkedHashSet<>();
-        while (matcher.find()) {
-            String key = byName.get(matcher.group());
-            named.add(key);
-            matcher.appendReplacement(text, Matcher.quoteReplacement(key));
+        int copied = 0;
+        int i = 0;
+        while (i < message.length()) {
+            if (!isNameChar(message.charAt(i)) || (i > 0 && isNameChar(message.charAt(i - 1)))) {
+                i++;
+                continue;
+            }
+            int end = i;
+            while (end < message.length() && isNameChar(message.charAt(end))) {
+                end++;
+            }
+            String word = message.substring(i, end);
+            String key = byName.get(word);
+            if (key != null && word.indexOf('.') < 0 && !standsAsSettingName(message, i, end)) {
+                key = null;
+            }
+            int matchEnd = end;
+            if (key == null) {
+                while (matchEnd > i && message.charAt(matchEnd - 1) == '.') {
+                    matchEnd--; // a sentence's closing dot: "set store.url."
+                }
+                String trimmed = message.substring(i, matchEnd);
+                key = matchEnd < end && trimmed.indexOf('.') >= 0 ? byName.get(trimmed) : null;
+            }
+            if (key != null) {
+                text.append(message, copied, i).append(key);
+                copied = matchEnd;
+                named.add(key);
+            }
+            i = end;
         }
-        matcher.appendTail(text);
+        text.append(message, copied, message.length());
         for (String key : named) {
             String origin = origins.get(key);
             if (origin != null && origin.startsWith(ENVIRONMENT)) {
@@ -576,6 +715,30 @@ final class RelayConfiguration {
             }
         }
         return text.toString();
+    }
+
+    /** A character of a setting's name as messages write it: a letter, a digit, '_', '.' or '-'. */
+    private static boolean isNameChar(char c) {
+        return Character.isLetterOrDigit(c) || c == '_' || c == '.' || c == '-';
+    }
+
+    /**
+     * Whether the word at [start, end) of a message is used as a setting's name there, for a name
+     * without a dot: {@code url=}, {@code configuration url} before a colon, white space or the
+     * end, or an item of a list ({@code [url, user]}).
+     */
+    private static boolean standsAsSettingName(String message, int start, int end) {
+        char next = end < message.length() ? message.charAt(end) : '\n';
+        if (next == '=') {
+            return true;
+        }
+        if (message.startsWith("configuration ", start - "configuration ".length())
+                && (next == ':' || Character.isWhitespace(next))) {
+            return true;
+        }
+        boolean listed = (start >= 1 && message.charAt(start - 1) == '[')
+                || (start >= 2 && message.startsWith(", ", start - 2));
+        return listed && (next == ']' || next == ',');
     }
 
     private static String fromVariable(String variable) {
@@ -587,6 +750,7 @@ final class RelayConfiguration {
      *
      * @param options the relay options; a relay id is generated when none is set, once
      * @param messageIdHeader the publisher's message-id header (rule K2)
+     * @param tracingTimeInOutboxSpan the publisher's {@value KafkaOutboxPublisher#TIME_IN_OUTBOX_SPAN_CONFIG} (rule O2)
      * @param storeConfig the parsed store settings with their defaults, or null when the provider
      *     declares no settings
      * @param producerSettings the producer settings to give the publisher: the user's, and a
@@ -595,7 +759,8 @@ final class RelayConfiguration {
      * @param producerConfig the producer settings the publisher will use (rule K1 applied), sorted
      * @param unknownKafkaKeys Kafka settings that are not producer settings (passed through)
      */
-    record Resolved(RelayOptions options, String messageIdHeader, OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
+    record Resolved(RelayOptions options, String messageIdHeader, boolean tracingTimeInOutboxSpan,
+                    OutboxStoreConfig storeConfig, Map<String, Object> producerSettings,
                     Map<String, Object> producerConfig, Set<String> unknownKafkaKeys) {
     }
 
@@ -616,6 +781,7 @@ final class RelayConfiguration {
         RelayOptions options = resolved.options();
         options.toProperties().forEach((option, value) -> line(text, keys, relayFileKey(option), value));
         line(text, keys, relayFileKey(KafkaOutboxPublisher.MESSAGE_ID_HEADER_CONFIG), resolved.messageIdHeader());
+        line(text, keys, relayFileKey(KafkaOutboxPublisher.TIME_IN_OUTBOX_SPAN_CONFIG), resolved.tracingTimeInOutboxSpan());
         if (!relaySettings.containsKey(RelayOptions.RELAY_ID_CONFIG)) {
             text.append("# relay.id was not set: generated for this run\n");
         }
@@ -633,6 +799,8 @@ final class RelayConfiguration {
         line(text, keys, NotifySettings.TRANSPORT, notifySettings.transport());
         notifySettings.settings().forEach((key, value) -> line(text, keys,
                 NotifySettings.PREFIX + notifySettings.transport() + "." + key, value));
+        text.append("\n# http endpoint\n");
+        HttpSettings.configDef().names().stream().sorted().forEach(key -> line(text, keys, key, httpValues.get(key)));
         text.append("\n# kafka producer (rule K1 applied)\n");
         resolved.producerConfig().forEach((key, value) -> line(text, keys, KAFKA_PREFIX + key, value));
         kafkaSettings.forEach((key, value) -> {

@@ -1,12 +1,23 @@
 package io.outbox.relay.app;
 
-import io.outbox.relay.KafkaOutboxPublisher;
-import io.outbox.relay.LogText;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.outbox.relay.ErrorTable;
+import io.outbox.relay.MicrometerRelayMetrics;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.internal.BrokerProbe;
+import io.outbox.relay.internal.LogText;
+import io.outbox.relay.internal.Redactor;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
+import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -20,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * One run of the standalone relay: opens the store (retrying while it is unreachable), creates
  * the Kafka publisher and the relay, starts the relay, waits for a stop request or the relay's
  * end, then closes the relay (which gives its leases back, R9), the publisher and the store, in
- * that order.
+ * that order. With {@code http.port} set, the HTTP endpoint ({@link RelayHttpServer}, H1) runs
+ * from before the store is opened to the end, and the relay's meters go to a Prometheus registry.
  */
 final class RelayRunner {
 
@@ -39,6 +51,10 @@ final class RelayRunner {
     private final RelayConfiguration.Resolved resolved;
     private final Lifecycle lifecycle;
     private final Redactor redactor;
+    /** The store while open, for the HTTP endpoint. */
+    private volatile OutboxStore openedStore;
+    /** The relay once built, for the HTTP endpoint. */
+    private volatile OutboxRelay runningRelay;
 
     RelayRunner(RelayConfiguration configuration, RelayConfiguration.Resolved resolved, Lifecycle lifecycle) {
         this.configuration = configuration;
@@ -65,14 +81,16 @@ final class RelayRunner {
      *     {@link StandaloneRelay#EXIT_MISCONFIGURATION} on an {@link OutboxMisconfigurationException},
      *     {@link StandaloneRelay#EXIT_ERROR} on any other fatal error
      */
+    @SuppressWarnings("try") // the server lives as long as the run; nothing in the body refers to it
     int run() {
         RelayOptions options = resolved.options();
         lifecycle.running(stopBound(options));
         // One summary line at INFO; the whole effective configuration (secrets hidden) at DEBUG.
-        LOG.info("outbox-relay {} starting relayId={} store={} bucketCount={} batchSize={} storeConcurrency={} "
-                + "kafka.bootstrap.servers={} (Kafka clients {}, Java {}; the configuration is logged at DEBUG)",
-                StandaloneRelay.version(), options.relayId(), configuration.provider().name(), options.bucketCount(),
-                options.batchSize(), options.storeConcurrency(),
+        LOG.info("outbox-relay {} starting relayId={} store={} bucketCount={} batchSize={} batchMaxBytes={} "
+                + "maxHeapBytes={} storeConcurrency={} kafka.bootstrap.servers={} (Kafka clients {}, Java {}; the "
+                + "configuration is logged at DEBUG)", StandaloneRelay.version(), options.relayId(),
+                configuration.provider().name(), options.bucketCount(), options.batchSize(), options.batchMaxBytes(),
+                Runtime.getRuntime().maxMemory(), options.storeConcurrency(),
                 redactor.redact(String.valueOf(resolved.producerConfig().get("bootstrap.servers"))),
                 StandaloneRelay.kafkaVersion(), Runtime.version());
         if (LOG.isDebugEnabled()) {
@@ -86,34 +104,103 @@ final class RelayRunner {
             LOG.info("environment variables that are not settings were ignored: {}", configuration.ignoredVariables());
         }
 
+        HttpSettings http = configuration.httpSettings();
+        RelayHealth health = new RelayHealth(Clock.systemUTC(), http.readyThreshold());
+        PrometheusMeterRegistry registry = http.enabled() ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
+                : null;
+        try (RelayHttpServer server = http.enabled() ? new RelayHttpServer(http, health,
+                new RelayHttpServer.Sources(() -> openedStore, this::ownedBuckets, registry::scrape, drain()), redactor,
+                options.relayId(), options.bucketCount(), options.leaseDuration()) : null) {
+            return run(options, health, registry, http);
+        } catch (IOException e) {
+            LOG.error("could not listen on {}={} {}={}; exiting with code {}: {}", HttpSettings.BIND_ADDRESS,
+                    http.bindAddress(), HttpSettings.PORT, http.port(), StandaloneRelay.EXIT_MISCONFIGURATION,
+                    LogText.oneLine(String.valueOf(e)));
+            return StandaloneRelay.EXIT_MISCONFIGURATION;
+        }
+    }
+
+    private RelayHttpServer.Drain drain() {
+        return new RelayHttpServer.Drain() {
+            @Override
+            public boolean set(boolean on) {
+                OutboxRelay relay = runningRelay;
+                if (relay == null) {
+                    return false;
+                }
+                if (on) {
+                    relay.drain();
+                } else {
+                    relay.resume();
+                }
+                return true;
+            }
+
+            @Override
+            public boolean draining() {
+                OutboxRelay relay = runningRelay;
+                return relay != null && relay.isDraining();
+            }
+        };
+    }
+
+    private List<Integer> ownedBuckets() {
+        OutboxRelay relay = runningRelay;
+        return relay == null ? List.of() : relay.ownedBuckets();
+    }
+
+    private int run(RelayOptions options, RelayHealth health, MeterRegistry registry, HttpSettings http) {
         OutboxStore store;
         try {
             store = openStore(options);
+        } catch (StoreRefused e) {
+            return fatal("the store refused the relay at start for a reason no retry heals (R13)", e.getCause());
         } catch (OutboxMisconfigurationException e) {
+            health.fatal(e.getClass().getName());
             return fatal("invalid store configuration", e);
         }
         if (store == null) {
             LOG.info("stop requested before the store was opened; exiting");
             return StandaloneRelay.EXIT_OK;
         }
+        openedStore = store;
+        MicrometerRelayMetrics metrics = registry == null ? null : new MicrometerRelayMetrics(registry, Tags.empty());
         KafkaOutboxPublisher publisher = null;
         OutboxRelay relay = null;
         AutoCloseable notifications = null;
+        BrokerProbe probe = null;
         int code;
         try {
             publisher = KafkaOutboxPublisher.builder(resolved.producerSettings())
-                    .messageIdHeader(resolved.messageIdHeader()).build();
-            relay = new OutboxRelay(store, publisher, options);
+                    .messageIdHeader(resolved.messageIdHeader())
+                    .tracingTimeInOutboxSpan(resolved.tracingTimeInOutboxSpan()).build();
+            if (http.enabled()) {
+                probe = new BrokerProbe(resolved.producerConfig(), http.readyThreshold(), health);
+            }
+            OutboxRelay.Builder builder = OutboxRelay.builder(store, publisher).options(options).listener(health);
+            if (metrics != null) {
+                builder.listener(metrics);
+            }
+            relay = builder.build();
+            runningRelay = relay;
             relay.start();
             notifications = configuration.notifySettings().start(relay);
             LOG.info("relay running relayId={} notify.transport={}; SIGTERM or SIGINT stops it", options.relayId(),
                     configuration.notifySettings().transport());
             code = awaitEnd(relay);
         } catch (OutboxMisconfigurationException e) {
+            health.fatal(e.getClass().getName());
             code = fatal("invalid configuration", e);
         } finally {
+            if (probe != null) {
+                probe.close();
+            }
             closeNotifications(notifications);
             close(relay, publisher, store);
+            openedStore = null;
+            if (metrics != null) {
+                metrics.close();
+            }
         }
         if (code == StandaloneRelay.EXIT_OK && relay != null) {
             code = exitCodeOf(relay.termination());
@@ -122,7 +209,10 @@ final class RelayRunner {
         return code;
     }
 
-    /** Opens the store, retrying failures other than misconfiguration with backoff; null if asked to stop. */
+    /**
+     * Opens the store, retrying failures with backoff, except a misconfiguration and a refusal the
+     * {@link ErrorTable} classes as fatal (a login, a password, a grant: R13); null if asked to stop.
+     */
     private OutboxStore openStore(RelayOptions options) {
         Duration backoff = options.errorBackoff();
         String name = configuration.provider().name();
@@ -132,9 +222,15 @@ final class RelayRunner {
                 OutboxStore store = configuration.provider().create(settings);
                 LOG.info("store opened store={} attempt={}", name, attempt);
                 return store;
-            } catch (OutboxMisconfigurationException e) {
-                throw new OutboxMisconfigurationException(configuration.storeKeysAsWritten(e.getMessage()), e);
             } catch (RuntimeException e) {
+                ErrorTable.Row refusal = ErrorTable.refusal(e).orElse(null);
+                if (refusal != null) {
+                    throw new StoreRefused(new OutboxMisconfigurationException(refusal.meaning() + "; error: "
+                            + causes(e), e));
+                }
+                if (e instanceof OutboxMisconfigurationException) {
+                    throw new OutboxMisconfigurationException(configuration.storeKeysAsWritten(e.getMessage()), e);
+                }
                 LOG.warn("could not open the store; retrying store={} attempt={} backoff.ms={} error={}", name, attempt,
                         backoff.toMillis(), redactor.redact(causes(e)));
                 LOG.debug("store open failure store={} attempt={}", name, attempt, e);
@@ -146,6 +242,21 @@ final class RelayRunner {
                     ? options.maxErrorBackoff() : backoff.multipliedBy(2);
         }
         return null;
+    }
+
+    /** R13: opening the store met a refusal of the {@link ErrorTable} that no retry heals; the cause says which. */
+    private static final class StoreRefused extends RuntimeException {
+
+        private static final long serialVersionUID = 1L;
+
+        StoreRefused(OutboxMisconfigurationException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+
+        @Override
+        public synchronized OutboxMisconfigurationException getCause() {
+            return (OutboxMisconfigurationException) super.getCause();
+        }
     }
 
     private boolean awaitStop(Duration timeout) {

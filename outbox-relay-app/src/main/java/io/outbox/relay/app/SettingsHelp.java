@@ -1,7 +1,11 @@
 package io.outbox.relay.app;
 
-import io.outbox.relay.KafkaOutboxPublisher;
+import io.outbox.notify.NotificationTransportProvider;
+import io.outbox.notify.NotificationTransports;
+import io.outbox.notify.NotifySettings;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.internal.Redactor;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.OutboxStoreProvider;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -10,16 +14,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.types.Password;
 
 /**
  * The part of {@code --help} that lists every setting: the configuration format, every relay
- * option, every setting of every store provider on the class path, the Kafka producer settings the
- * publisher enforces, and the exit codes. Each setting shows its key, its environment variable,
- * its type, its default and valid values, and its documentation; a default of type password is
- * never shown.
+ * option, every setting of every store provider and notification transport on the class path, the
+ * Kafka producer settings the publisher enforces, and the exit codes. Each setting shows its key,
+ * its environment variable, its type, its default and valid values, and its documentation; a
+ * default of type password is never shown. The option reference pages under {@code docs/reference} are rendered here too
+ * ({@link #table}), from the same {@link Facts}, so the help and the pages cannot disagree.
  */
 final class SettingsHelp {
 
@@ -27,9 +34,9 @@ final class SettingsHelp {
     static final int WIDTH = 100;
 
     /**
-     * The producer settings {@link io.outbox.relay.KafkaOutboxPublisher} enforces or removes (rule
+     * The producer settings {@link io.outbox.relay.kafka.KafkaOutboxPublisher} enforces or removes (rule
      * K1) and the defaults it changes, as (key, what happens). A test compares this list with
-     * {@link io.outbox.relay.KafkaOutboxPublisher#effectiveConfig}.
+     * {@link io.outbox.relay.kafka.KafkaOutboxPublisher#effectiveConfig}.
      */
     static final Map<String, String> ENFORCED_KAFKA = enforcedKafka();
 
@@ -71,27 +78,21 @@ final class SettingsHelp {
         paragraph(text, 2, "Environment: OUTBOX_ and the key in upper case, with '.' written as '_', '_' as '__' and "
                 + "'-' as '___'; for example store.url is OUTBOX_STORE_URL and kafka.bootstrap.servers is "
                 + "OUTBOX_KAFKA_BOOTSTRAP_SERVERS. Only OUTBOX_STORE and variables starting with OUTBOX_STORE_, "
-                + "OUTBOX_KAFKA_, OUTBOX_RELAY_ or OUTBOX_NOTIFY_ are settings; other OUTBOX_ variables are ignored. "
+                + "OUTBOX_KAFKA_, OUTBOX_RELAY_, OUTBOX_NOTIFY_ or OUTBOX_HTTP_ are settings; other OUTBOX_ variables are ignored. "
                 + "OUTBOX_LOG_LEVEL sets the log level (default INFO) of the packaged logging configuration.");
         paragraph(text, 2, "Secrets: the values of settings of type password or whose name contains password, "
                 + "secret, jaas or credential, and passwords in a URL's user info or in a password parameter, are "
                 + "never printed or logged; they show as " + Redactor.HIDDEN + ".");
+        List<NotificationTransportProvider> transports = NotificationTransports.providers();
         paragraph(text, 2, "Notifications: 'notify.transport' is none (the default: polling only) or a transport ("
-                + String.join(", ", io.outbox.relay.NotificationTransports.providers().stream()
-                        .map(p -> p.name() + ": " + String.join(", ", new java.util.TreeSet<>(p.settings().keySet())))
-                        .toList())
-                + "); 'notify.<transport>.<setting>' goes to it. Hints from writers wake the relay at once; polling "
-                + "stays on, so a transport that is down costs latency, never messages.");
+                + String.join(", ", transports.stream().map(NotificationTransportProvider::name).toList())
+                + "); 'notify.<transport>.<setting>' goes to it (listed below). Hints from writers wake the relay at "
+                + "once; polling stays on, so a transport that is down costs latency, never messages.");
         text.append('\n');
 
         heading(text, "Relay options (relay.<option>)");
         for (ConfigDef.ConfigKey key : RelayOptions.configDef().configKeys().values()) {
-            String defaultText = switch (key.name) {
-                case RelayOptions.RELAY_ID_CONFIG -> "generated (host name, process id, random suffix)";
-                case RelayOptions.MAX_PUBLISH_DURATION_MS_CONFIG -> "none";
-                default -> null;
-            };
-            setting(text, 2, RelayConfiguration.relayFileKey(key.name), key, defaultText);
+            setting(text, 2, RelayConfiguration.relayFileKey(key.name), key, relayDefault(key));
         }
         for (ConfigDef.ConfigKey key : KafkaOutboxPublisher.configDef().configKeys().values()) {
             setting(text, 2, RelayConfiguration.relayFileKey(key.name), key, null);
@@ -112,6 +113,22 @@ final class SettingsHelp {
             }
             text.append('\n');
         }
+
+        heading(text, "Notification transports (notify.transport=<name>)");
+        for (NotificationTransportProvider transport : transports) {
+            text.append("  notify.transport=").append(transport.name()).append("  (")
+                    .append(transport.getClass().getName()).append(")\n");
+            for (ConfigDef.ConfigKey key : transport.configDef().configKeys().values()) {
+                setting(text, 4, NotifySettings.PREFIX + transport.name() + "." + key.name, key, null);
+            }
+            text.append('\n');
+        }
+
+        heading(text, "HTTP endpoint (http.<setting>; off unless http.port is set)");
+        for (ConfigDef.ConfigKey key : HttpSettings.configDef().configKeys().values()) {
+            setting(text, 2, key.name, key, null);
+        }
+        text.append('\n');
 
         heading(text, "Kafka producer settings (kafka.<setting>)");
         paragraph(text, 2, "Every Kafka producer setting, passed to the producer without the prefix: at least "
@@ -140,6 +157,17 @@ final class SettingsHelp {
         return text.toString();
     }
 
+    /**
+     * The default a relay option shows where its definition's says too little.
+     *
+     * @param key a relay option's definition; not null
+     * @return the text for {@value RelayOptions#RELAY_ID_CONFIG}, null for every other option
+     */
+    static String relayDefault(ConfigDef.ConfigKey key) {
+        return RelayOptions.RELAY_ID_CONFIG.equals(key.name) ? "generated (host name, process id, random suffix)"
+                : null;
+    }
+
     private static void exitCode(StringBuilder text, int code, String meaning) {
         StringBuilder wrapped = new StringBuilder();
         paragraph(wrapped, 5, meaning);
@@ -154,16 +182,86 @@ final class SettingsHelp {
                                 String defaultText) {
         text.append(" ".repeat(indent)).append(fileKey).append("  [").append(EnvironmentVariables.variableFor(fileKey))
                 .append("]\n");
-        List<String> facts = new ArrayList<>();
-        facts.add(key.type.name().toLowerCase(Locale.ROOT));
-        facts.add(defaultText != null ? "default: " + defaultText : defaultOf(key));
-        String valid = validValues(key);
-        if (valid != null) {
-            facts.add("valid: " + valid);
+        Facts facts = Facts.of(key, defaultText);
+        List<String> shown = new ArrayList<>();
+        shown.add(facts.type());
+        shown.add(facts.hasDefault() ? "default: " + facts.defaultValue() : facts.defaultValue());
+        if (facts.validValues() != null) {
+            shown.add("valid: " + facts.validValues());
         }
-        paragraph(text, indent + 4, String.join(", ", facts));
-        if (key.documentation != null && !key.documentation.isBlank()) {
-            paragraph(text, indent + 4, key.documentation);
+        paragraph(text, indent + 4, String.join(", ", shown));
+        if (facts.documentation() != null) {
+            paragraph(text, indent + 4, facts.documentation());
+        }
+    }
+
+    /**
+     * Appends a Markdown table of settings, one row per key in the definition's order: the key, its
+     * key and environment variable in the standalone relay (when {@code fileKey} is given), type,
+     * default, valid values, importance and meaning. The reference pages under {@code docs/reference}
+     * are made of these tables; the help text shows the same {@link Facts}.
+     *
+     * @param page the page to append to; not null
+     * @param keys the settings; not null
+     * @param fileKey the standalone relay's key of a setting's key, or null for a table without that column
+     * @param defaultText the shown default of a key, or null for the one {@link #defaultOf} gives
+     */
+    static void table(StringBuilder page, Collection<ConfigDef.ConfigKey> keys, UnaryOperator<String> fileKey,
+                      Function<ConfigDef.ConfigKey, String> defaultText) {
+        page.append(fileKey == null ? "| key " : "| key | standalone relay (file; environment) ")
+                .append("| type | default | valid values | importance | meaning |\n")
+                .append(fileKey == null ? "|---" : "|---|---").append("|---|---|---|---|---|\n");
+        for (ConfigDef.ConfigKey key : keys) {
+            Facts facts = Facts.of(key, defaultText.apply(key));
+            page.append("| `").append(key.name).append("` | ");
+            if (fileKey != null) {
+                String file = fileKey.apply(key.name);
+                page.append('`').append(file).append("`; `").append(EnvironmentVariables.variableFor(file))
+                        .append("` | ");
+            }
+            page.append(facts.type()).append(" | ").append(cell(facts.defaultValue())).append(" | ")
+                    .append(facts.validValues() == null ? "" : cell(facts.validValues())).append(" | ")
+                    .append(facts.importance()).append(" | ")
+                    .append(facts.documentation() == null ? "" : cell(facts.documentation())).append(" |\n");
+        }
+    }
+
+    /**
+     * Text made safe for one cell of a Markdown table.
+     *
+     * @param text any text; not null
+     * @return the text with pipes escaped, angle brackets as entities and line breaks as spaces
+     */
+    static String cell(String text) {
+        return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ");
+    }
+
+    /**
+     * One setting as every text shows it.
+     *
+     * @param type the type in lower case, for example {@code long}
+     * @param defaultValue {@code required}, {@code none}, {@code empty}, the value, or the hidden mark for a
+     *     password
+     * @param hasDefault false when the setting is required
+     * @param validValues the validator's description, or null when it has none worth showing
+     * @param importance the importance in lower case
+     * @param documentation the meaning, or null when the definition has none
+     */
+    record Facts(String type, String defaultValue, boolean hasDefault, String validValues, String importance,
+                 String documentation) {
+
+        /**
+         * The facts of a definition.
+         *
+         * @param key the definition; not null
+         * @param defaultText the default to show instead of the definition's, or null
+         * @return the facts
+         */
+        static Facts of(ConfigDef.ConfigKey key, String defaultText) {
+            String doc = key.documentation == null || key.documentation.isBlank() ? null : key.documentation;
+            return new Facts(key.type.name().toLowerCase(Locale.ROOT),
+                    defaultText != null ? defaultText : defaultOf(key), key.hasDefault(), SettingsHelp.validValues(key),
+                    key.importance == null ? "" : key.importance.name().toLowerCase(Locale.ROOT), doc);
         }
     }
 
@@ -174,20 +272,19 @@ final class SettingsHelp {
         }
         Object value = key.defaultValue;
         if (value == null) {
-            return "default: none";
+            return "none";
         }
         if (key.type == ConfigDef.Type.PASSWORD || value instanceof Password) {
-            return "default: " + Redactor.HIDDEN;
+            return Redactor.HIDDEN;
         }
         if (value instanceof Class<?> type) {
-            return "default: " + type.getName();
+            return type.getName();
         }
         if (value instanceof List<?> list) {
-            return list.isEmpty() ? "default: empty" : "default: "
-                    + list.stream().map(String::valueOf).collect(Collectors.joining(","));
+            return list.isEmpty() ? "empty" : list.stream().map(String::valueOf).collect(Collectors.joining(","));
         }
         String shown = String.valueOf(value);
-        return shown.isEmpty() ? "default: empty" : "default: " + shown;
+        return shown.isEmpty() ? "empty" : shown;
     }
 
     /** Kafka's own validators describe themselves; a lambda's name says nothing, so it is left out. */

@@ -1,5 +1,6 @@
 package io.outbox.relay.app;
 
+import io.outbox.relay.internal.Redactor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;

@@ -37,7 +37,7 @@ class ExecutableJarContentIT {
                     .contains("org.postgresql.Driver", "org.mariadb.jdbc.Driver", "org.h2.Driver");
             assertThat(serviceEntries(jar, "org.slf4j.spi.SLF4JServiceProvider"))
                     .containsExactly("org.apache.logging.slf4j.SLF4JServiceProvider");
-            assertThat(serviceEntries(jar, "io.outbox.relay.NotificationTransportProvider")).containsExactlyInAnyOrder(
+            assertThat(serviceEntries(jar, "io.outbox.notify.NotificationTransportProvider")).containsExactlyInAnyOrder(
                     "io.outbox.notify.redis.RedisNotificationTransportProvider",
                     "io.outbox.notify.postgres.PostgresNotificationTransportProvider");
             assertThat(serviceEntries(jar, "software.amazon.awssdk.http.SdkHttpService"))

@@ -1,10 +1,10 @@
 package io.outbox.relay.app;
 
 import com.google.auto.service.AutoService;
-import io.outbox.OutboxMessage;
-import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStoreProvider;
+import io.outbox.spi.Pending;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.util.List;
 import java.util.Map;
@@ -53,12 +53,12 @@ public final class NoDeadLettersStoreProvider implements OutboxStoreProvider {
             }
 
             @Override
-            public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-                return inner.nextBatch(bucket, maxCount);
+            public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
+                return inner.nextBatch(bucket, maxCount, maxBytes);
             }
 
             @Override
-            public void markPublished(int bucket, List<OutboxMessage> published) {
+            public void markPublished(int bucket, List<Pending> published) {
                 inner.markPublished(bucket, published);
             }
         };

@@ -3,10 +3,13 @@ package io.outbox.relay.app;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxMessage;
+import io.outbox.relay.internal.LogText;
 import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.Pending;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,6 +19,7 @@ import java.sql.PreparedStatement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -100,9 +104,9 @@ class OperatorCommandsTest {
     private OutboxMessage deadLetter(int index, String reason) {
         OutboxMessage m = messages.get(index);
         Instant now = Instant.now();
-        assertThat(store.moveToDeadLetters(m.bucket(), m.messageId(), new DeadLetterFailure(reason,
-                "org.apache.kafka.common.errors.RecordTooLargeException", 3, now.minusSeconds(9), now, "relay-a")))
-                .isTrue();
+        assertThat(store.deadLetters().orElseThrow().moveToDeadLetters(m.bucket(), m.messageId(),
+                new DeadLetterFailure(reason, "org.apache.kafka.common.errors.RecordTooLargeException", 3,
+                        now.minusSeconds(9), now, "relay-a"))).isTrue();
         return m;
     }
 
@@ -138,10 +142,10 @@ class OperatorCommandsTest {
         Result replay = run("dead-letters", "replay", "-c", config.toString(), a.messageId().toString());
         assertThat(replay.code()).as(replay.err()).isZero();
         assertThat(replay.out()).contains("replayed " + a.messageId());
-        assertThat(store.deadLetter(a.messageId())).isEmpty();
-        List<OutboxMessage> bucket = store.nextBatch(a.bucket(), 100);
-        assertThat(bucket.get(bucket.size() - 1).messageId()).as("replayed after what is pending").isEqualTo(
-                a.messageId());
+        assertThat(store.deadLetters().orElseThrow().deadLetter(a.messageId())).isEmpty();
+        List<Pending> bucket = store.nextBatch(a.bucket(), 100);
+        assertThat(bucket.get(bucket.size() - 1).message().messageId()).as("replayed after what is pending")
+                .isEqualTo(a.messageId());
 
         Result again = run("dead-letters", "replay", "-c", config.toString(), a.messageId().toString());
         assertThat(again.code()).isEqualTo(OperatorCommand.EXIT_NOT_FOUND);
@@ -165,19 +169,19 @@ class OperatorCommandsTest {
         Result refused = run("dead-letters", "purge", "-c", config.toString(), a.messageId().toString());
         assertThat(refused.code()).isEqualTo(OperatorCommand.EXIT_NOT_CONFIRMED);
         assertThat(refused.err()).contains("not confirmed");
-        assertThat(store.deadLetter(a.messageId())).isPresent();
+        assertThat(store.deadLetters().orElseThrow().deadLetter(a.messageId())).isPresent();
 
         OperatorCommand.input = () -> new ByteArrayInputStream("yes\n".getBytes(StandardCharsets.UTF_8));
         Result confirmed = run("dead-letters", "purge", "-c", config.toString(), a.messageId().toString());
         assertThat(confirmed.code()).as(confirmed.err()).isZero();
-        assertThat(store.deadLetter(a.messageId())).isEmpty();
-        assertThat(store.deadLetter(b.messageId())).isPresent();
+        assertThat(store.deadLetters().orElseThrow().deadLetter(a.messageId())).isEmpty();
+        assertThat(store.deadLetters().orElseThrow().deadLetter(b.messageId())).isPresent();
 
         Result yes = run("dead-letters", "purge", "--yes", "--json", "-c", config.toString(), b.messageId().toString(),
                 a.messageId().toString());
         assertThat(yes.code()).as("one of the two was purged already").isEqualTo(OperatorCommand.EXIT_NOT_FOUND);
         assertThat(yes.out()).contains("\"result\": \"purged\"", "\"result\": \"not found\"");
-        assertThat(store.deadLetter(b.messageId())).isEmpty();
+        assertThat(store.deadLetters().orElseThrow().deadLetter(b.messageId())).isEmpty();
         assertThat(store.pendingMetrics(java.time.Duration.ofSeconds(5)).pendingCount()).as("pending untouched")
                 .isEqualTo(4);
     }
@@ -240,9 +244,9 @@ class OperatorCommandsTest {
         Instant first = Instant.parse("2026-12-01T10:00:00.123Z");
         Instant last = Instant.parse("2026-12-01T10:05:00.456Z");
         // What a relay in another process stored after its fourth counted failure of the bucket's head.
-        assertThat(store.recordHeadFailure(head.bucket(), head.messageId(), new DeadLetterFailure(
-                "The message is 2000000 bytes when serialized", "org.apache.kafka.common.errors.RecordTooLargeException",
-                4, first, last, "relay-b"))).isTrue();
+        assertThat(store.deadLetters().orElseThrow().recordHeadFailure(head.bucket(), head.messageId(),
+                new DeadLetterFailure("The message is 2000000 bytes when serialized",
+                        "org.apache.kafka.common.errors.RecordTooLargeException", 4, first, last, "relay-b"))).isTrue();
 
         Result pending = run("pending", "-c", config.toString());
         assertThat(pending.code()).as(pending.err()).isZero();
@@ -274,8 +278,167 @@ class OperatorCommandsTest {
         assertThat(list.err()).contains("has no dead letters", "DeadLetters (capability C4)");
         Result replay = run("dead-letters", "replay", "-c", other.toString(), UUID.randomUUID().toString());
         assertThat(replay.code()).isEqualTo(OperatorCommand.EXIT_UNSUPPORTED);
+        Result leases = run("leases", "-c", other.toString());
+        assertThat(leases.code()).as("C6 absent").isEqualTo(OperatorCommand.EXIT_UNSUPPORTED);
+        assertThat(leases.err()).contains("cannot show its leases", "LeaseView (capability C6)");
+        Result drain = run("drain", "-c", other.toString());
+        assertThat(drain.code()).as("drain without http.admin.token").isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+        assertThat(drain.err()).contains("http.admin.token is not set");
 
         Result noConfig = run("dead-letters", "list", "-c", dir.resolve("absent.properties").toString());
         assertThat(noConfig.code()).isEqualTo(StandaloneRelay.EXIT_MISCONFIGURATION);
+    }
+
+    private Path configWith(String name, String... extra) throws IOException {
+        List<String> lines = new ArrayList<>(Files.readAllLines(config, StandardCharsets.UTF_8));
+        lines.addAll(List.of(extra));
+        return Files.write(dir.resolve(name), lines, StandardCharsets.UTF_8);
+    }
+
+    /** The head of the bucket of message {@code index}, with a stored failure record (C4). */
+    private OutboxMessage failingHead(int index, String reason, String relayId) {
+        OutboxMessage head = store.nextBatch(messages.get(index).bucket(), 1).get(0).message();
+        Instant now = Instant.now();
+        assertThat(store.deadLetters().orElseThrow().recordHeadFailure(head.bucket(), head.messageId(), new DeadLetterFailure(reason,
+                "java.sql.SQLException", 2, now, now, relayId))).isTrue();
+        return head;
+    }
+
+    /** The value of a string field of JSON output, decoded: what a JSON parser would read. */
+    private static String jsonString(String json, String field) {
+        String start = "\"" + field + "\": \"";
+        int i = json.indexOf(start);
+        assertThat(i).as("field %s in %s", field, json).isNotNegative();
+        StringBuilder value = new StringBuilder();
+        for (i += start.length(); json.charAt(i) != '"'; i++) {
+            char c = json.charAt(i);
+            if (c != '\\') {
+                value.append(c);
+                continue;
+            }
+            char e = json.charAt(++i);
+            switch (e) {
+                case 'n' -> value.append('\n');
+                case 'r' -> value.append('\r');
+                case 't' -> value.append('\t');
+                case 'u' -> {
+                    value.append((char) Integer.parseInt(json.substring(i + 1, i + 5), 16));
+                    i += 4;
+                }
+                default -> value.append(e);
+            }
+        }
+        return value.toString();
+    }
+
+    /** Whether a printed text has a character a terminal obeys, other than the line feeds ending its lines. */
+    private static boolean hasRawControls(String printed) {
+        return printed.chars().anyMatch(c -> c != '\n' && LogText.isEscaped((char) c));
+    }
+
+    @Test
+    void theConfiguredPasswordAndCredentialFormsAreHiddenOnEveryOutputPathInTextAndJson() throws IOException {
+        String password = "Pw-" + UUID.randomUUID().toString().substring(0, 8);
+        Path withPassword = configWith("password.properties", "store.password=" + password);
+        String reason = "login failed with " + password + " for postgresql://app:url-pw-1@db/x; password=kv-pw-2 "
+                + "secret: colon-pw-3 token=tok-pw-4";
+        String hidden = "login failed with [hidden] for postgresql://app:[hidden]@db/x; password=[hidden] "
+                + "secret: [hidden] token=[hidden]";
+        String[] secrets = {password, "url-pw-1", "kv-pw-2", "colon-pw-3", "tok-pw-4"};
+        OutboxMessage dead = deadLetter(0, reason);
+        OutboxMessage head = failingHead(1, reason, "relay-b");
+        String id = dead.messageId().toString();
+        for (String[] command : List.of(new String[] {"pending"}, new String[] {"pending", "--json"},
+                new String[] {"dead-letters", "list"}, new String[] {"dead-letters", "list", "--json"},
+                new String[] {"dead-letters", "show", id}, new String[] {"dead-letters", "show", id, "--json"})) {
+            List<String> args = new ArrayList<>(List.of(command));
+            args.addAll(List.of("-c", withPassword.toString()));
+            Result result = run(args.toArray(String[]::new));
+            assertThat(result.code()).as("%s: %s", args, result.err()).isZero();
+            assertThat(result.out() + result.err()).as("%s", args).doesNotContain(secrets).contains("[hidden]");
+            if (args.contains("--json")) {
+                String field = args.contains("pending") ? "lastError" : "reason";
+                String expected = args.contains("pending") ? "java.sql.SQLException: " + hidden : hidden;
+                assertThat(jsonString(result.out(), field)).as("%s", args).isEqualTo(expected);
+            }
+        }
+        assertThat(head.messageId()).isNotEqualTo(dead.messageId());
+    }
+
+    @Test
+    void anExceptionsMessageIsPrintedWithTheConfiguredSecretsHidden() throws IOException {
+        String password = "Pw-" + UUID.randomUUID().toString().substring(0, 8);
+        Path scripted = Files.writeString(dir.resolve("scripted.properties"), String.join("\n", "store=scripted",
+                "store.name=ops-" + password, "store.failures=1", "store.password=" + password,
+                "kafka.bootstrap.servers=nowhere.invalid:9092", ""), StandardCharsets.UTF_8);
+        Result failed = run("pending", "-c", scripted.toString());
+        assertThat(failed.code()).isEqualTo(StandaloneRelay.EXIT_ERROR);
+        assertThat(failed.err()).contains("could not open the store scripted", "jdbc:test://app:[hidden]@db/x",
+                "(password [hidden] refused)").doesNotContain(password);
+    }
+
+    @Test
+    void storedTextIsShownEscapedByEveryPrinterAndExactInJson() throws Exception {
+        String reason = "boom\n2026-12-02 03:49:01 INFO forged line \u001b[31mred\u001b]0;title\u0007 \u202eevil\u2028x"
+                + "\u0085y\u007f";
+        String relayId = "relay-\u001b[2J";
+        String topic = "orders\n2026-12-02 03:49:01 INFO forged \u001b[31m\u0007\u202e";
+        OutboxMessage dead = deadLetter(0, reason);
+        try (Connection c = store.dataSource().getConnection();
+             PreparedStatement st = c.prepareStatement("UPDATE \"" + prefix + "messages_dead\" SET topic = ? WHERE "
+                     + "message_id = ?")) {
+            st.setString(1, topic);
+            st.setObject(2, dead.messageId());
+            assertThat(st.executeUpdate()).isEqualTo(1);
+        }
+        failingHead(1, reason, relayId);
+        String id = dead.messageId().toString();
+
+        Result show = run("dead-letters", "show", id, "-c", config.toString());
+        assertThat(show.code()).as(show.err()).isZero();
+        assertThat(hasRawControls(show.out())).as(show.out()).isFalse();
+        assertThat(show.out().lines().count()).as("no forged line").isEqualTo(15);
+        assertThat(show.out()).contains("topic:            orders\\u000a2026-12-02 03:49:01 INFO forged "
+                + "\\u001b[31m\\u0007\\u202e\n", "reason:           boom\\u000a2026-12-02 03:49:01 INFO forged line "
+                + "\\u001b[31mred\\u001b]0;title\\u0007 \\u202eevil\\u2028x\\u0085y\\u007f\n");
+        Result list = run("dead-letters", "list", "-c", config.toString());
+        assertThat(hasRawControls(list.out())).as(list.out()).isFalse();
+        assertThat(list.out().lines().count()).isEqualTo(2);
+        Result pending = run("pending", "-c", config.toString());
+        assertThat(hasRawControls(pending.out())).as(pending.out()).isFalse();
+        assertThat(pending.out()).contains("counted by relay-\\u001b[2J)", "\\u202eevil\\u2028x");
+
+        Result showJson = run("dead-letters", "show", id, "--json", "-c", config.toString());
+        assertThat(hasRawControls(showJson.out())).isFalse();
+        assertThat(jsonString(showJson.out(), "topic")).isEqualTo(topic);
+        assertThat(jsonString(showJson.out(), "reason")).isEqualTo(reason);
+        Result listJson = run("dead-letters", "list", "--json", "-c", config.toString());
+        assertThat(jsonString(listJson.out(), "reason")).isEqualTo(reason);
+        Result pendingJson = run("pending", "--json", "-c", config.toString());
+        assertThat(hasRawControls(pendingJson.out())).isFalse();
+        assertThat(jsonString(pendingJson.out(), "countedBy")).isEqualTo(relayId);
+        assertThat(jsonString(pendingJson.out(), "lastError")).isEqualTo("java.sql.SQLException: " + reason);
+    }
+
+    @Test
+    void malformedMessageIdsExitTwoNamingTheValueAndChangeNothing() {
+        OutboxMessage a = deadLetter(0, "too large");
+        String id = a.messageId().toString();
+        // UUID.fromString would read each of these as some id: 1-1-1-1-1 as 00000001-0001-...-000000000001,
+        // an id with a digit missing zero-padded.
+        for (String bad : List.of("1-1-1-1-1", id.substring(0, 35), id.substring(1), id + "0", id.replace("-", ""))) {
+            for (String[] command : List.of(new String[] {"dead-letters", "replay", bad},
+                    new String[] {"dead-letters", "show", bad}, new String[] {"dead-letters", "purge", "--yes", bad},
+                    new String[] {"dead-letters", "list", "--after", bad})) {
+                List<String> args = new ArrayList<>(List.of(command));
+                args.addAll(List.of("-c", config.toString()));
+                Result result = run(args.toArray(String[]::new));
+                assertThat(result.code()).as("%s: %s", args, result.err()).isEqualTo(StandaloneRelay.EXIT_USAGE);
+                assertThat(result.err()).contains("not a message id: '" + bad + "'", "8-4-4-4-12 hex digits");
+            }
+        }
+        assertThat(store.deadLetters().orElseThrow().deadLetter(a.messageId())).as("nothing replayed or purged").isPresent();
+        Result upper = run("dead-letters", "show", id.toUpperCase(Locale.ROOT), "-c", config.toString());
+        assertThat(upper.code()).as("either case").isZero();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.internal.Redactor;
 import io.outbox.spi.OutboxMisconfigurationException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -86,6 +87,34 @@ class RelayConfigurationTest {
                 "OUTBOX_RELAY_BUCKET_CONT", "8")))
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("[relay.bucket.cont (environment variable OUTBOX_RELAY_BUCKET_CONT)]");
+    }
+
+    @Test
+    void h1_httpSettingsAreOffByDefaultAndReadFromFileAndEnvironment() throws IOException {
+        RelayConfiguration off = RelayConfiguration.read(null, Map.of("OUTBOX_STORE", "memory",
+                "OUTBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"));
+        assertThat(off.httpSettings().enabled()).isFalse();
+        assertThat(off.httpSettings().adminToken()).isNull();
+        Path file = file("store=memory", "kafka.bootstrap.servers=k:9092", "http.port=8081",
+                "http.bind.address=127.0.0.1");
+        RelayConfiguration on = RelayConfiguration.read(file, Map.of("OUTBOX_HTTP_ADMIN_TOKEN", "t0ken-xyz"));
+        assertThat(on.httpSettings().port()).isEqualTo(8081);
+        assertThat(on.httpSettings().bindAddress()).isEqualTo("127.0.0.1");
+        assertThat(on.httpSettings().adminToken().value()).isEqualTo("t0ken-xyz");
+        assertThat(on.redactor().redact("token t0ken-xyz")).doesNotContain("t0ken-xyz");
+        assertThat(on.describe(on.resolve())).contains("http.port=8081").doesNotContain("t0ken-xyz");
+    }
+
+    @Test
+    void h1_badHttpSettingsAreRefusedNamingTheKey() throws IOException {
+        assertThatThrownBy(() -> RelayConfiguration.read(file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "http.port=70000"), Map.of()))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("http.port").hasMessageContaining("70000");
+        assertThatThrownBy(() -> RelayConfiguration.read(file("store=memory", "kafka.bootstrap.servers=k:9092",
+                "http.prot=8080"), Map.of()))
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("http.prot");
     }
 
     @Test
@@ -211,6 +240,31 @@ class RelayConfigurationTest {
     }
 
     @Test
+    void credentialBearingSettingsNoDefinitionDeclaresAreSecretByTheWiderRule() throws IOException {
+        Path file = file(
+                "store=scripted",
+                "store.name=s",
+                "kafka.bootstrap.servers=k:9092",
+                "kafka.basic.auth.user.info=sr-user:sr-pw-1",
+                "kafka.bearer.auth.token=bearer-tok-2",
+                "kafka.api.key=api-key-3",
+                "kafka.bearer.auth.cache.expiry.buffer.seconds=300",
+                "kafka.auto.register.schemas=false");
+        RelayConfiguration configuration = RelayConfiguration.read(file, Map.of());
+        String description = configuration.describe(configuration.resolve());
+        assertThat(description).doesNotContain("sr-pw-1", "bearer-tok-2", "api-key-3")
+                .contains("kafka.basic.auth.user.info=[hidden]\n", "kafka.bearer.auth.token=[hidden]\n",
+                        "kafka.api.key=[hidden]\n", "kafka.bearer.auth.cache.expiry.buffer.seconds=[hidden]\n",
+                        "kafka.auto.register.schemas=false\n",
+                        "kafka.key.serializer=org.apache.kafka.common.serialization.ByteArraySerializer\n");
+        Redactor redactor = configuration.redactor();
+        assertThat(redactor.redact("sent sr-user:sr-pw-1, bearer-tok-2 and api-key-3"))
+                .isEqualTo("sent [hidden], [hidden] and [hidden]");
+        assertThat(redactor.redact("backoff.ms=300 enabled=false")).as("a number or flag is hidden where its setting "
+                + "is shown, not wherever it occurs").isEqualTo("backoff.ms=300 enabled=false");
+    }
+
+    @Test
     void aPasswordDefaultIsHiddenToo() throws IOException {
         RelayConfiguration configuration = RelayConfiguration.read(
                 file("store=scripted", "store.name=s", "kafka.bootstrap.servers=k:9092"), Map.of());
@@ -240,6 +294,23 @@ class RelayConfigurationTest {
         assertThatThrownBy(() -> RelayConfiguration.read(blank, Map.of()).resolve())
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("relay.message.id.header").hasMessageContaining("must not be blank");
+    }
+
+    @Test
+    void o2_theTimeInOutboxSpanIsAPublisherOptionOffByDefaultAndShownInTheConfiguration() throws IOException {
+        Path defaults = file("store=memory", "kafka.bootstrap.servers=k:9092");
+        RelayConfiguration configuration = RelayConfiguration.read(defaults, Map.of());
+        RelayConfiguration.Resolved off = configuration.resolve();
+        assertThat(off.tracingTimeInOutboxSpan()).isFalse();
+        assertThat(configuration.describe(off)).contains("relay.tracing.time.in.outbox.span=false\n");
+        Path on = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.tracing.time.in.outbox.span=true");
+        assertThat(RelayConfiguration.read(on, Map.of()).resolve().tracingTimeInOutboxSpan()).isTrue();
+        assertThat(RelayConfiguration.read(defaults, Map.of("OUTBOX_RELAY_TRACING_TIME_IN_OUTBOX_SPAN", "true"))
+                .resolve().tracingTimeInOutboxSpan()).as("from the environment").isTrue();
+        Path bad = file("store=memory", "kafka.bootstrap.servers=k:9092", "relay.tracing.time.in.outbox.span=yes");
+        assertThatThrownBy(() -> RelayConfiguration.read(bad, Map.of()).resolve())
+                .isInstanceOf(OutboxMisconfigurationException.class)
+                .hasMessageContaining("relay.tracing.time.in.outbox.span").hasMessageContaining("yes");
     }
 
     @Test

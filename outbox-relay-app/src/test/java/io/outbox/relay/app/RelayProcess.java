@@ -45,9 +45,20 @@ final class RelayProcess implements AutoCloseable {
      * variables.
      */
     static RelayProcess start(Path workDir, Map<String, String> environment, String... args) {
+        return start(workDir, List.of(), environment, args);
+    }
+
+    /**
+     * Starts {@code java -jar} with extra JVM options (after the defaults, so {@code -Xmx64m}
+     * replaces the default heap) and these arguments.
+     */
+    static RelayProcess start(Path workDir, List<String> jvmOptions, Map<String, String> environment,
+                              String... args) {
         List<String> command = new ArrayList<>(List.of(
                 Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar().toString()));
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", jar().toString()));
         command.addAll(List.of(args));
         try {
             Path out = Files.createTempFile(workDir, "relay", ".out");
@@ -64,6 +75,11 @@ final class RelayProcess implements AutoCloseable {
     /** Sends SIGTERM (what {@link Process#destroy()} does on Linux). */
     void terminate() {
         process.destroy();
+    }
+
+    /** Sends SIGKILL (what {@link Process#destroyForcibly()} does on Linux): no shutdown hook runs. */
+    void kill() {
+        process.destroyForcibly();
     }
 
     /** Waits for the exit; fails if the process is still running after a generous bound. */

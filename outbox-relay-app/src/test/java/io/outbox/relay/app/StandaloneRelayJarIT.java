@@ -8,10 +8,16 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
+import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.OutboxStores;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Instant;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,11 +29,19 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -35,6 +49,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -102,7 +117,7 @@ class StandaloneRelayJarIT {
         config.setJdbcUrl(POSTGRES_URL);
         config.setUsername(POSTGRES_USER);
         config.setPassword(POSTGRES_PASSWORD);
-        config.setMaximumPoolSize(2);
+        config.setMaximumPoolSize(4);
         dataSource = new HikariDataSource(config);
         store().createSchema();
     }
@@ -193,22 +208,48 @@ class StandaloneRelayJarIT {
     }
 
     private static Set<String> messageIds(String topic, int expected) {
-        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        return records(topic, expected).stream().map(StandaloneRelayJarIT::messageId).collect(Collectors.toSet());
+    }
+
+    /**
+     * The topic's records from the beginning, in partition order: until {@code expected} distinct
+     * message ids arrived, then on to the end of every partition as it stood then.
+     */
+    private static List<ConsumerRecord<byte[], byte[]>> records(String topic, int expected) {
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer =
-                     new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = consumer.partitionsFor(topic, WAIT).stream()
-                    .map(p -> new TopicPartition(topic, p.partition())).toList();
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
+        Set<String> ids = new HashSet<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = fromTheBeginning(topic)) {
+            List<TopicPartition> partitions = List.copyOf(consumer.assignment());
             long deadline = System.nanoTime() + WAIT.toNanos();
-            while (records.size() < expected && System.nanoTime() < deadline) {
-                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+            Map<TopicPartition, Long> ends = Map.of();
+            while ((ids.size() < expected || !ends.entrySet().stream().allMatch(e -> consumer.position(e.getKey())
+                    >= e.getValue())) && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    records.add(record);
+                    ids.add(messageId(record));
+                }
+                if (ids.size() >= expected && ends.isEmpty()) {
+                    ends = consumer.endOffsets(partitions); // then read on to the end: repeats come after
+                }
             }
         }
-        return records.stream()
-                .map(r -> new String(r.headers().lastHeader("x-outbox-message-id").value(), StandardCharsets.UTF_8))
-                .collect(Collectors.toSet());
+        return records;
+    }
+
+    /** A consumer assigned every partition of the topic, at the beginning of each. */
+    private static KafkaConsumer<byte[], byte[]> fromTheBeginning(String topic) {
+        Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        List<TopicPartition> partitions = consumer.partitionsFor(topic, WAIT).stream()
+                .map(p -> new TopicPartition(topic, p.partition())).toList();
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        return consumer;
+    }
+
+    private static String messageId(ConsumerRecord<byte[], byte[]> record) {
+        return new String(record.headers().lastHeader("x-outbox-message-id").value(), StandardCharsets.UTF_8);
     }
 
     @Test
@@ -251,6 +292,396 @@ class StandaloneRelayJarIT {
                         "store closed store=jdbc",
                         "outbox-relay stopped relayId=" + relayId + " exitCode=0")
                 .doesNotContain("ERROR");
+    }
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    private static HttpResponse<String> http(int port, String method, String path, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(20)).method(method, HttpRequest.BodyPublishers.noBody());
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static int status(int port, String path) {
+        try {
+            return http(port, "GET", path, null).statusCode();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /**
+     * H1, H2, H3 in the process: every endpoint of the HTTP surface; readiness flips to 503 when the
+     * database goes away (a proxy between relay and PostgreSQL is cut) and back when it returns;
+     * the metrics parse as Prometheus text; replay and drain work with the token and are refused
+     * without it.
+     */
+    @Test
+    void h1_theHttpEndpointAnswersEveryRouteAndReadinessFollowsTheDatabase() throws Exception {
+        String topic = "http-" + prefix.substring(0, prefix.length() - 1);
+        broker.createTopic(topic, 8);
+        OutboxMessage dead = message(topic, "dead-key", 8);
+        enqueue(List.of(dead));
+        Instant at = Instant.now();
+        assertThat(store().deadLetters().orElseThrow().moveToDeadLetters(dead.bucket(), dead.messageId(),
+                new DeadLetterFailure("too large", "org.apache.kafka.common.errors.RecordTooLargeException", 3,
+                        at.minusSeconds(5), at, "earlier-relay"))).isTrue();
+        URI database = URI.create(POSTGRES_URL.substring("jdbc:".length()));
+        String token = "token-" + UUID.randomUUID();
+        int port = freePort();
+        try (CuttableProxy proxy = new CuttableProxy(database.getHost(), database.getPort())) {
+            String relayId = "http-relay-" + prefix;
+            Map<String, String> env = environment(relayId);
+            env.put("OUTBOX_HTTP_ADMIN_TOKEN", token);
+            RelayProcess relay = start(env, "--config", configFile(
+                    "store.url=jdbc:postgresql://127.0.0.1:" + proxy.port() + database.getPath(),
+                    "http.port=" + port, "http.bind.address=127.0.0.1",
+                    "http.ready.unreachable.threshold.ms=1000", "relay.lease.duration.ms=6000",
+                    "relay.lease.renew.interval.ms=2000").toString());
+
+            await().atMost(WAIT).until(() -> status(port, HttpRoute.LIVE.path()) == 200);
+            await().atMost(WAIT).until(() -> status(port, HttpRoute.READY.path()) == 200);
+
+            String metrics = http(port, "GET", HttpRoute.METRICS.path(), null).body();
+            assertThat(metrics).contains("# TYPE outbox_relay_");
+            for (String line : metrics.lines().filter(l -> !l.isEmpty() && !l.startsWith("#")).toList()) {
+                assertThat(line).as("a Prometheus sample line").matches(
+                        "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{.*\\})? (-?[0-9.]+(E-?[0-9]+)?|NaN|\\+Inf|-Inf)( [0-9]+)?");
+            }
+            assertThat(http(port, "GET", HttpRoute.PENDING.path(), null).body()).startsWith("[");
+            await().atMost(WAIT).until(() -> http(port, "GET", HttpRoute.LEASES.path(), null).body()
+                    .contains("\"ownedBuckets\": [0, 1, 2, 3, 4, 5, 6, 7]"));
+            assertThat(http(port, "GET", HttpRoute.DEAD_LETTERS.path(), null).body())
+                    .contains(dead.messageId().toString());
+            assertThat(http(port, "GET", HttpRoute.DEAD_LETTER.path(dead.messageId().toString()), null).body())
+                    .contains("\"topic\": \"" + topic + "\"");
+
+            String replay = HttpRoute.REPLAY.path(dead.messageId().toString());
+            assertThat(http(port, "POST", replay, null).statusCode()).isEqualTo(401);
+            assertThat(http(port, "POST", replay, "wrong").statusCode()).isEqualTo(403);
+            assertThat(http(port, "POST", HttpRoute.DRAIN.path(), null).statusCode()).isEqualTo(401);
+            assertThat(http(port, "POST", replay, token).statusCode()).isEqualTo(200);
+            assertThat(messageIds(topic, 1)).containsExactly(dead.messageId().toString());
+
+            String owned = "SELECT count(*) FROM \"" + prefix + "leases\" WHERE owner = ?";
+            assertThat(http(port, "POST", HttpRoute.DRAIN.path(), token).statusCode()).isEqualTo(202);
+            await().atMost(WAIT).until(() -> count(owned, relayId) == 0);
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> count(owned, relayId) == 0);
+            assertThat(http(port, "POST", HttpRoute.RESUME.path(), token).statusCode()).isEqualTo(202);
+            await().atMost(WAIT).until(() -> count(owned, relayId) == 8);
+
+            // A flood of requests: each is answered 200 or 503, and the relay keeps publishing meanwhile.
+            List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> flood = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                flood.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                        + HttpRoute.PENDING.path())).timeout(Duration.ofSeconds(60)).build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            List<OutboxMessage> during = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                during.add(message(topic, "flood-" + i, 8));
+            }
+            enqueue(during);
+            Set<Integer> statuses = new HashSet<>();
+            for (var response : flood) {
+                statuses.add(response.get(60, TimeUnit.SECONDS).statusCode());
+            }
+            assertThat(statuses).as("answers to the flood").isSubsetOf(200, 503);
+            Set<String> expected = new HashSet<>(Set.of(dead.messageId().toString()));
+            during.forEach(m -> expected.add(m.messageId().toString()));
+            assertThat(messageIds(topic, expected.size())).containsAll(expected);
+            assertThat(status(port, HttpRoute.LIVE.path())).isEqualTo(200);
+
+            proxy.cut();
+            await().atMost(WAIT).until(() -> status(port, HttpRoute.READY.path()) == 503);
+            assertThat(http(port, "GET", HttpRoute.READY.path(), null).body()).contains("store unreachable");
+            assertThat(status(port, HttpRoute.LIVE.path())).isEqualTo(200);
+            proxy.restore();
+            await().atMost(WAIT).until(() -> status(port, HttpRoute.READY.path()) == 200);
+
+            relay.terminate();
+            assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_OK);
+            assertThat(relay.err()).contains("HTTP endpoint listening").doesNotContain(token);
+        }
+    }
+
+    /**
+     * R1, R5: the first lease round at the largest bucket count, 65,536, with a 64 MiB heap fits well
+     * inside the default 30 s lease: the relay owns every bucket and publishes right after it, with
+     * no WARN that the lease left is too short (this round took 39 s in this test, 9 s more than the
+     * lease, while the lease rows were created one auto-committed insert at a time).
+     */
+    @Test
+    void r1_theFirstLeaseRoundAt65536BucketsFitsInTheLeaseWithA64MiBHeap() throws Exception {
+        int buckets = 65_536;
+        String topic = "wide-" + prefix.substring(0, prefix.length() - 1);
+        broker.createTopic(topic, 8);
+        List<OutboxMessage> messages = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            messages.add(message(topic, "wide-" + i, buckets));
+        }
+        enqueue(messages);
+        String relayId = "wide-" + prefix;
+        RelayProcess relay = RelayProcess.start(dir, List.of("-Xmx64m"), environment(relayId), "--config",
+                configFile("relay.bucket.count=" + buckets).toString());
+        processes.add(relay);
+
+        assertThat(messageIds(topic, messages.size())).as("stderr:\n%s", relay.err())
+                .isEqualTo(messages.stream().map(m -> m.messageId().toString()).collect(Collectors.toSet()));
+        String leases = "SELECT count(*) FROM \"" + prefix + "leases\" WHERE owner = ?";
+        await().atMost(WAIT).until(() -> count(leases, relayId) == buckets);
+        relay.terminate();
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_OK);
+        assertThat(relay.err()).as("stderr").doesNotContain("lease too short", "OutOfMemoryError", " ERROR ");
+    }
+
+    /**
+     * S1, R6: 300 messages of 999,980 bytes, under the JDBC store's 1,000,000-byte limit,
+     * all in one bucket, read by a relay JVM with a 256 MiB heap and the default batch.size (500) and
+     * batch.max.bytes (from the heap: 4 MiB here): every message arrives, in enqueue order, with no
+     * OutOfMemoryError and no store error. Before the byte budget every batch read ran out of memory
+     * in the PostgreSQL driver (500 rows of about 1 MB), the error was handled as a store error that
+     * dropped every lease, and none arrived.
+     */
+    @Test
+    void s1_threeHundredMessagesOfAlmostOneMegabyteInOneBucketArriveInOrderFromARelayWithA256MiBHeap()
+            throws Exception {
+        int count = 300;
+        int valueBytes = 999_980;
+        String topic = "large-" + prefix.substring(0, prefix.length() - 1);
+        broker.createTopic(topic, 8);
+        List<String> expected = new ArrayList<>();
+        ByteArraySerializer bytes = new ByteArraySerializer();
+        for (int from = 0; from < count; from += 10) {
+            List<OutboxMessage> transaction = new ArrayList<>();
+            for (int i = from; i < from + 10; i++) {
+                byte[] value = new byte[valueBytes];
+                new Random(i).nextBytes(value);
+                transaction.add(OutboxMessage.create(topic, "one-key", value, STRING, bytes, 8));
+            }
+            enqueue(transaction);
+            transaction.forEach(m -> expected.add(m.messageId().toString()));
+        }
+        long started = System.nanoTime();
+        RelayProcess relay = RelayProcess.start(dir, List.of("-Xmx256m"), environment("large-" + prefix), "--config",
+                configFile().toString());
+        processes.add(relay);
+
+        List<String> arrived = new ArrayList<>();
+        long deadline = started + Duration.ofMinutes(3).toNanos();
+        try (KafkaConsumer<byte[], byte[]> consumer = fromTheBeginning(topic)) {
+            while (new HashSet<>(arrived).size() < count && System.nanoTime() < deadline && relay.isAlive()) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    assertThat(record.value()).as("a record's value").hasSize(valueBytes);
+                    arrived.add(messageId(record));
+                }
+            }
+        }
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        System.out.printf("%d of %d messages of %d bytes arrived %d ms after the relay started (-Xmx256m)%n",
+                new HashSet<>(arrived).size(), count, valueBytes, tookMillis);
+        assertThat(arrived.stream().distinct().toList()).as("%d ms after the start; stderr:%n%s", tookMillis,
+                relay.err()).isEqualTo(expected);
+        java.util.regex.Matcher heap = java.util.regex.Pattern.compile(" maxHeapBytes=(\\d+) ").matcher(relay.err());
+        assertThat(heap.find()).as("the start-up line names the heap; stderr:%n%s", relay.err()).isTrue();
+        long budget = io.outbox.relay.RelayOptions.defaultBatchMaxBytes(Long.parseLong(heap.group(1)), 8, true);
+        assertThat(budget).as("the default budget with 256 MiB of heap").isBetween(3L << 20, 4L << 20);
+        assertThat(relay.err()).as("stderr").contains(" batchMaxBytes=" + budget + " ")
+                .doesNotContain("OutOfMemoryError", "out of memory", "store call failed", " ERROR ");
+        relay.terminate();
+        assertThat(relay.exitCode()).as("stderr:\n%s", relay.err()).isEqualTo(StandaloneRelay.EXIT_OK);
+    }
+
+    /**
+     * R14 with real processes: three relay JVMs on PostgreSQL (16 buckets, lease 10 s, renew 2.5 s)
+     * drain a backlog while a writer keeps enqueuing. For a minute, every 5 to 10 s one of two
+     * churning relays is killed with SIGKILL and a replacement under a new relay id starts at once
+     * (a slot can be hit again seconds after its replacement started, so some relays die young);
+     * the third relay runs throughout. The lease table, sampled every 250 ms, never shows a bucket
+     * without a live owner for longer than two lease durations; afterwards every message has
+     * arrived, and each key's first deliveries are in enqueue order.
+     */
+    @Test
+    void r14_sigkillChurnLeavesNoBucketUnownedLongerThanTwoLeaseDurationsAndLosesNothing() throws Exception {
+        int buckets = 16;
+        long leaseMillis = 10_000;
+        String topic = "churn-" + prefix.substring(0, prefix.length() - 1);
+        broker.createTopic(topic, buckets);
+        Path config = configFile("relay.bucket.count=" + buckets, "relay.lease.duration.ms=" + leaseMillis,
+                "relay.lease.renew.interval.ms=2500", "relay.store.concurrency=2", "store.pool.size=4");
+        KeyedWriter writer = new KeyedWriter(topic, buckets, 200);
+        for (int i = 0; i < 20; i++) {
+            writer.enqueue(1_000);
+        }
+        Map<String, RelayProcess> live = new ConcurrentHashMap<>();
+        String[] slots = new String[3];
+        for (int slot = 0; slot < slots.length; slot++) {
+            slots[slot] = startChurning(config, slot, live);
+        }
+        await().atMost(WAIT).until(() -> owners().values().stream().filter(live::containsKey).count() == buckets);
+
+        UnownedSpans spans = new UnownedSpans(buckets);
+        List<Exception> failures = new CopyOnWriteArrayList<>();
+        ScheduledExecutorService background = Executors.newScheduledThreadPool(2);
+        int kills = 0;
+        List<Long> pendingAtKills = new ArrayList<>();
+        long seed = System.nanoTime();
+        try {
+            // A scheduled task that throws stops silently: failures are collected and checked instead.
+            background.scheduleWithFixedDelay(() -> failures.addAll(failureOf(() -> spans.sample(owners(),
+                    live.keySet()))), 0, 250, TimeUnit.MILLISECONDS);
+            background.scheduleWithFixedDelay(() -> failures.addAll(failureOf(() -> writer.enqueue(50))), 0, 125,
+                    TimeUnit.MILLISECONDS);
+            Random random = new Random(seed);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < end) {
+                TimeUnit.MILLISECONDS.sleep(5_000 + random.nextInt(5_001)); // the fault schedule, not a wait
+                int slot = 1 + random.nextInt(2);
+                pendingAtKills.add(count("SELECT count(*) FROM \"" + prefix + "messages\""));
+                RelayProcess victim = live.remove(slots[slot]);
+                victim.kill();
+                kills++;
+                slots[slot] = startChurning(config, slot, live);
+            }
+        } finally {
+            background.shutdownNow();
+            background.awaitTermination(10, TimeUnit.SECONDS);
+        }
+        assertThat(failures).as("sampling and writing during the churn").isEmpty();
+        assertThat(spans.samples()).as("lease table samples in 60 s").isGreaterThan(120);
+        await().atMost(Duration.ofMinutes(3)).until(() -> count("SELECT count(*) FROM \"" + prefix + "messages\"") == 0);
+
+        List<ConsumerRecord<byte[], byte[]>> records = records(topic, writer.enqueued.size());
+        Set<String> delivered = new HashSet<>();
+        Map<String, List<Integer>> firstDeliveries = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            if (delivered.add(messageId(record))) {
+                String[] keyAndSequence = new String(record.value(), StandardCharsets.UTF_8).split(":");
+                firstDeliveries.computeIfAbsent(keyAndSequence[0], k -> new ArrayList<>())
+                        .add(Integer.parseInt(keyAndSequence[1]));
+            }
+        }
+        System.out.printf("R14 churn (seed %d): %d SIGKILLs in 60 s (messages pending at each: %s), longest "
+                + "unowned span %s; %d messages, %d records (%d repeats)%n", seed, kills, pendingAtKills, spans,
+                writer.enqueued.size(), records.size(), records.size() - delivered.size());
+        assertThat(spans.longestMillis()).as("R14: %s", spans).isLessThanOrEqualTo(2 * leaseMillis);
+        assertThat(delivered).as("nothing lost").containsAll(writer.enqueued);
+        firstDeliveries.forEach((key, sequence) -> assertThat(sequence).as("first deliveries of %s", key).isSorted());
+    }
+
+    /** Runs a task; returns its failure instead of throwing it. */
+    private static List<Exception> failureOf(Runnable task) {
+        try {
+            task.run();
+            return List.of();
+        } catch (RuntimeException e) {
+            return List.of(e);
+        }
+    }
+
+    private String startChurning(Path config, int slot, Map<String, RelayProcess> live) {
+        String relayId = "churn-" + slot + "-" + UUID.randomUUID().toString().substring(0, 8) + "-" + prefix;
+        RelayProcess relay = start(environment(relayId), "--config", config.toString());
+        live.put(relayId, relay);
+        return relayId;
+    }
+
+    /** Bucket to owner, for the leases whose expiry is still ahead (owners as written; dead ones included). */
+    private Map<Integer, String> owners() {
+        Map<Integer, String> owners = new HashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
+                "SELECT bucket, owner FROM \"" + prefix + "leases\" WHERE owner IS NOT NULL AND expires_at > ?")) {
+            s.setLong(1, System.currentTimeMillis());
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    owners.put(r.getInt(1), r.getString(2));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return owners;
+    }
+
+    /** Enqueues messages over a fixed set of keys, each value {@code key:sequence}, and remembers their ids. */
+    private final class KeyedWriter {
+        final Set<String> enqueued = ConcurrentHashMap.newKeySet();
+        private final String topic;
+        private final int buckets;
+        private final int[] sequences;
+        private int next;
+
+        KeyedWriter(String topic, int buckets, int keys) {
+            this.topic = topic;
+            this.buckets = buckets;
+            this.sequences = new int[keys];
+        }
+
+        synchronized void enqueue(int count) {
+            List<OutboxMessage> batch = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                int key = next++ % sequences.length;
+                batch.add(OutboxMessage.create(topic, "key-" + key, "key-" + key + ":" + sequences[key]++, STRING,
+                        STRING, buckets));
+            }
+            try {
+                StandaloneRelayJarIT.this.enqueue(batch);
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+            batch.forEach(m -> enqueued.add(m.messageId().toString()));
+        }
+    }
+
+    /** Per bucket, the span of samples in which no live relay owned it; the longest such span. */
+    private static final class UnownedSpans {
+        private final long[] since;
+        private long longest;
+        private int longestBucket = -1;
+        private int samples;
+
+        UnownedSpans(int buckets) {
+            since = new long[buckets];
+            Arrays.fill(since, -1);
+        }
+
+        synchronized void sample(Map<Integer, String> owners, Set<String> live) {
+            samples++;
+            long now = System.nanoTime();
+            for (int b = 0; b < since.length; b++) {
+                String owner = owners.get(b);
+                if (owner != null && live.contains(owner)) {
+                    since[b] = -1;
+                } else if (since[b] < 0) {
+                    since[b] = now;
+                } else if (now - since[b] > longest) {
+                    longest = now - since[b];
+                    longestBucket = b;
+                }
+            }
+        }
+
+        synchronized int samples() {
+            return samples;
+        }
+
+        synchronized long longestMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(longest);
+        }
+
+        @Override
+        public synchronized String toString() {
+            return longestMillis() + " ms (bucket " + longestBucket + ")";
+        }
     }
 
     @Test
@@ -403,7 +834,7 @@ class StandaloneRelayJarIT {
                      new io.outbox.notify.postgres.PostgresNotificationTransport(
                              io.outbox.notify.postgres.PostgresTransportSettings.builder(POSTGRES_URL)
                                      .credentials(POSTGRES_USER, POSTGRES_PASSWORD).channel(channel).build());
-             io.outbox.relay.OutboxNotifier notifier = io.outbox.relay.OutboxNotifier.builder().transport(transport)
+             io.outbox.notify.OutboxNotifier notifier = io.outbox.notify.OutboxNotifier.builder().transport(transport)
                      .build();
              Connection c = dataSource.getConnection()) {
             OutboxMessage m = message(topic, "notified", 8);

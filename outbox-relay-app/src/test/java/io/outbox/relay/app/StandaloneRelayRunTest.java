@@ -168,6 +168,43 @@ class StandaloneRelayRunTest {
         assertThat(text).contains("outbox-relay stopped relayId=fatal-relay exitCode=3");
     }
 
+    /**
+     * R6 for an OutOfMemoryError, here wrapped by the store's driver as the PostgreSQL driver does:
+     * the standalone relay stops with exit code 1 (an orchestrator restarts it), after one ERROR line
+     * naming the settings that decide the memory; it is never retried as a store error.
+     */
+    @Test
+    void r6_anOutOfMemoryErrorWhileReadingABatchExitsWithCodeOneAfterOneErrorLine() throws Exception {
+        String name = "oom-" + UUID.randomUUID();
+        InMemoryOutboxStore store = new InMemoryOutboxStore(InMemoryOutboxStore.builder()) {
+            @Override
+            public List<io.outbox.spi.Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
+                throw new IllegalStateException("reading a batch of bucket " + bucket + " failed",
+                        new java.sql.SQLException("Ran out of memory retrieving query results.",
+                                new OutOfMemoryError("Java heap space")));
+            }
+        };
+        InMemoryOutboxStoreProvider.register(name, store);
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // where the test's SLF4J binding writes
+        try {
+            store.enqueue(message("standalone-oom", "k", 4));
+            Run run = new Run(environment(name, "oom-relay", 4));
+            assertThat(run.exitCode.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(StandaloneRelay.EXIT_ERROR);
+            assertThat(store.pendingBuckets()).hasSize(1);
+        } finally {
+            System.setErr(originalErr);
+            InMemoryOutboxStoreProvider.unregister(name);
+        }
+        String text = log.toString(StandardCharsets.UTF_8);
+        originalErr.print(text);
+        assertThat(text.lines().filter(line -> line.contains(" ERROR "))).singleElement().asString()
+                .contains("relay stopped: out of memory", "relayId=oom-relay", "batch.max.bytes=", "batch.size=500");
+        assertThat(text).doesNotContain("store call failed")
+                .contains("outbox-relay stopped relayId=oom-relay exitCode=1");
+    }
+
     @Test
     void r6_aMisconfigurationAtStartWhoseMessageSpansLinesIsOneErrorLine() throws Exception {
         Map<String, String> env = environment("multiline-" + UUID.randomUUID(), "multiline-relay", 2);

@@ -2,13 +2,14 @@ package io.outbox.relay.testing;
 
 import io.outbox.OutboxMessage;
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.relay.KafkaOutboxPublisher;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.relay.RelayOptions;
+import io.outbox.relay.kafka.KafkaOutboxPublisher;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.store.jdbc.JdbcOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -169,7 +170,7 @@ public final class NotifyFixture implements AutoCloseable {
     }
 
     /** A store that counts the calls a relay makes, by kind. */
-    public static final class CountingStore implements OutboxStore, LeaseRenewal, LeaseRelease {
+    public static final class CountingStore implements LeaseRenewal.Self, LeaseRelease.Self {
 
         public final JdbcOutboxStore delegate;
         public final AtomicInteger acquire = new AtomicInteger();
@@ -203,13 +204,13 @@ public final class NotifyFixture implements AutoCloseable {
         }
 
         @Override
-        public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+        public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
             nextBatch.incrementAndGet();
-            return delegate.nextBatch(bucket, maxCount);
+            return delegate.nextBatch(bucket, maxCount, maxBytes);
         }
 
         @Override
-        public void markPublished(int bucket, List<OutboxMessage> published) {
+        public void markPublished(int bucket, List<Pending> published) {
             other.incrementAndGet();
             delegate.markPublished(bucket, published);
         }

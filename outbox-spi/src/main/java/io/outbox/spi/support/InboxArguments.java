@@ -2,6 +2,7 @@ package io.outbox.spi.support;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.function.LongToIntFunction;
 
 /**
@@ -101,7 +102,7 @@ public final class InboxArguments {
      * @return {@code messageId}
      * @throws NullPointerException if it is null
      */
-    public static java.util.UUID requireMessageId(java.util.UUID messageId) {
+    public static UUID requireMessageId(UUID messageId) {
         return Objects.requireNonNull(messageId, "messageId must not be null");
     }
 

@@ -5,17 +5,19 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The acquire recipe of {@link OutboxStore#acquireBucketLeases} (rules S4, S4b, S5, S6, S7, S8,
- * S11), written once over a few primitives the store supplies ({@link LeaseStore}). Every store
+ * S11, S13, R14), written once over a few primitives the store supplies ({@link LeaseStore}). Every store
  * calls {@link #acquire}; none keeps its own copy of the steps:
  * <ol>
  *   <li>{@code now} from the store's {@link Clock} (S11).</li>
@@ -32,8 +34,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>The keep, release and claim writes ({@link LeaseStore#writeLeases}), each conditional
  *       as {@link LeaseWrites} documents; a refused write is no error.</li>
  *   <li>Stale heartbeats deleted, fenced by the time observed ({@link LeaseStore#deleteStaleHeartbeats}).</li>
- *   <li>The owned leases read back ({@link LeaseStore#readOwned}): what the call returns, ascending,
- *       limited to {@code [0, bucketCount)}.</li>
+ *   <li>The owned leases read back ({@link LeaseStore#readOwned}), limited to those this call
+ *       kept or claimed: what the call returns, ascending. A lease of the caller's that it judged
+ *       expired (time passed between its two readings of the clock) and left to a peer is not
+ *       returned, though its stored expiry may still be ahead of {@code now} (S5).</li>
  * </ol>
  * Exclusivity (S5) rests on the conditions of the writes alone: the store's database evaluates
  * each atomically on one row. The plan keeps relays that see the same membership from ever
@@ -49,6 +53,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * relays that judge differently at most one write lands. A live relay's writes always change the
  * stored value even when its clock went back: its heartbeat is {@code max(previous + 1, now)},
  * a kept lease's expiry {@code max(observed + 1, now + leaseDuration)}.
+ *
+ * <p>The same observations give the plan what rule R14 needs: a peer is <em>renewing</em> while
+ * its heartbeat changed within half a lease duration of the caller's clock, and a claimable lease
+ * (free, or expired as above) is <em>overdue</em> once it has stayed claimable and unchanged for a
+ * quarter lease duration since the caller first judged it so. With every relay renewing at
+ * {@code renewInterval}, a bucket whose holder died is claimed by a live relay within
+ * {@code leaseDuration + 3 * renewInterval} of the holder's last write: at most
+ * {@code renewInterval} until a live peer first reads that write, a lease duration (rounded up to
+ * its next call) until it judges it expired, then its planned claim, or a renew interval later the
+ * overdue claim of whichever peer still sees it claimable. That is two lease durations when the
+ * renew interval is at most a third of the lease, as by default.
  *
  * <p>Clock assumptions that remain: every relay's clock runs at about the same rate (an
  * interval of one lease duration on one clock is about one on another); their offsets are
@@ -80,7 +95,10 @@ public final class LeaseAcquisition {
      * @param clock the store's clock, the source of {@code now} (S11); not null
      * @param store the store's primitives; not null
      * @return the buckets the relay owns after the call, read back, ascending, distinct, each in
-     *     {@code [0, bucketCount)}; immutable
+     *     {@code [0, bucketCount)}; immutable. Only buckets this call kept or claimed are returned
+     *     (S5): the caller counts on each lasting a lease duration from the start of its call, and a
+     *     lease of its own that it judged expired during the call and left to a peer may still show
+     *     an expiry after {@code now}.
      * @throws OutboxMisconfigurationException if {@link LeaseStore#strayRows} reports rows outside
      *     {@code [0, bucketCount)} (S8)
      * @throws NullPointerException if an argument is null, or a primitive returns null
@@ -127,8 +145,11 @@ public final class LeaseAcquisition {
             store.deleteStaleHeartbeats(plan.staleRelays());
         }
         forgetIdleObservers(me, now, duration);
+        BitSet written = new BitSet(bucketCount);
+        writes.keep().forEach(keep -> written.set(keep.bucket()));
+        writes.claim().forEach(claimed -> written.set(claimed.bucket()));
         return normalized(Objects.requireNonNull(store.readOwned(me, now, bucketCount), "readOwned returned null"),
-                bucketCount);
+                written);
     }
 
     private void forgetIdleObservers(String me, long now, long duration) {
@@ -161,7 +182,15 @@ public final class LeaseAcquisition {
         private Map<String, Seen> peers = new HashMap<>();
         /** Buckets of the last snapshot (and of this relay's writes since). */
         private BitSet known = new BitSet();
-        /** Per bucket: the owner, expiry and elapsed time at first sight of the value last seen. */
+        /**
+         * Buckets whose value last seen this relay has judged claimable (free, or unchanged for a
+         * lease duration); for those, {@link #firstSeen} holds when it first judged so.
+         */
+        private BitSet claimable = new BitSet();
+        /**
+         * Per bucket: the owner, expiry and elapsed time at first sight of the value last seen (once
+         * judged claimable: at that judgement).
+         */
         private String[] owners = new String[0];
         private long[] values = new long[0];
         private long[] firstSeen = new long[0];
@@ -199,13 +228,15 @@ public final class LeaseAcquisition {
             values[bucket] = value;
             firstSeen[bucket] = elapsed;
             known.set(bucket);
+            claimable.clear(bucket);
         }
 
         private void resize(int bucketCount) {
-            owners = java.util.Arrays.copyOf(owners, bucketCount);
-            values = java.util.Arrays.copyOf(values, bucketCount);
-            firstSeen = java.util.Arrays.copyOf(firstSeen, bucketCount);
+            owners = Arrays.copyOf(owners, bucketCount);
+            values = Arrays.copyOf(values, bucketCount);
+            firstSeen = Arrays.copyOf(firstSeen, bucketCount);
             known.clear(bucketCount, Math.max(bucketCount, known.length()));
+            claimable.clear(bucketCount, Math.max(bucketCount, claimable.length()));
         }
 
         boolean idleLongerThan(long now, long idle) {
@@ -233,9 +264,12 @@ public final class LeaseAcquisition {
                 resize(bucketCount);
             }
             // One pass: keep the first sight of an unchanged value, note a changed one as seen now,
-            // and judge each held lease for this snapshot (the view the plan gets is fixed here).
+            // and judge each lease for this snapshot (the view the plan gets is fixed here): held and
+            // expired, claimable (free or expired) since when, and overdue (R14).
             BitSet inSnapshot = new BitSet(bucketCount);
             BitSet expired = new BitSet(bucketCount);
+            BitSet overdue = new BitSet(bucketCount);
+            long overdueAfter = LeasePlan.overdueAfterMillis(duration);
             for (BucketLease lease : snapshot.leases()) {
                 if (lease == null || lease.bucket() >= bucketCount) {
                     continue;
@@ -245,18 +279,40 @@ public final class LeaseAcquisition {
                     owners[b] = lease.owner();
                     values[b] = lease.expiresAtMillis();
                     firstSeen[b] = at;
+                    claimable.clear(b);
                 }
                 inSnapshot.set(b);
-                if (at - firstSeen[b] >= duration) {
+                if (!claimable.get(b) && (lease.owner() == null || at - firstSeen[b] >= duration)) {
+                    claimable.set(b);
+                    firstSeen[b] = at;
+                }
+                if (claimable.get(b)) {
                     expired.set(b);
+                    if (at - firstSeen[b] >= overdueAfter) {
+                        overdue.set(b);
+                    }
                 }
             }
             known = inSnapshot; // a bucket without a row has no history
+            claimable.and(inSnapshot);
             Map<String, Seen> peerView = Map.copyOf(nextPeers);
+            long freshWindow = LeasePlan.freshWindowMillis(duration);
             return new LeasePlan.Liveness() {
                 @Override
                 public boolean heartbeatExpired(String relayId, long lastSeen) {
                     return unchangedFor(peerView.get(relayId), lastSeen, duration);
+                }
+
+                @Override
+                public boolean heartbeatFresh(String relayId, long lastSeen) {
+                    Seen seen = peerView.get(relayId);
+                    return seen == null || seen.value != lastSeen || at - seen.firstSeen <= freshWindow;
+                }
+
+                /** Answers for the leases of this snapshot, as {@link LeasePlan.Liveness} allows. */
+                @Override
+                public boolean overdue(BucketLease lease) {
+                    return overdue.get(lease.bucket());
                 }
 
                 @Override
@@ -304,11 +360,12 @@ public final class LeaseAcquisition {
         }
     }
 
-    private static List<Integer> normalized(List<Integer> owned, int bucketCount) {
-        BitSet set = new BitSet(bucketCount);
+    /** The buckets read back that this call wrote (kept or claimed), ascending and distinct. */
+    private static List<Integer> normalized(List<Integer> owned, BitSet written) {
+        BitSet set = new BitSet(written.length());
         for (Integer bucket : owned) {
             int b = Objects.requireNonNull(bucket, "readOwned returned a null bucket");
-            if (b >= 0 && b < bucketCount) {
+            if (b >= 0 && written.get(b)) {
                 set.set(b);
             }
         }
@@ -451,7 +508,7 @@ public final class LeaseAcquisition {
          */
         public StrayRows {
             Objects.requireNonNull(rows, "rows must not be null");
-            buckets = List.copyOf(new java.util.TreeSet<>(buckets));
+            buckets = List.copyOf(new TreeSet<>(buckets));
         }
 
         /**

@@ -5,6 +5,7 @@ import io.outbox.spi.OutboxStore;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,7 +17,7 @@ import java.util.TreeMap;
 
 /**
  * The lease writes one relay should make, planned from one snapshot of heartbeats and leases
- * (rules S4, S4b, S5, S7). Every store calls this instead of reimplementing the arithmetic.
+ * (rules S4, S4b, S5, S7, R14). Every store calls this instead of reimplementing the arithmetic.
  *
  * <h2>How a store uses it in {@link OutboxStore#acquireBucketLeases}</h2>
  * <ol>
@@ -47,16 +48,29 @@ import java.util.TreeMap;
  * Live relays are the caller plus every relay whose heartbeat the {@link Liveness} does not
  * count as expired ({@link LeaseAcquisition} judges by observed change, S13; the four-argument
  * {@code compute} by comparing {@code now} with the stored times). {@link FairShare} over them
- * gives each relay a share and a preferred range. The caller keeps its unexpired leases up to its
- * share (those in {@link LeaseRequest#busyBuckets()} first, then those in its preferred range,
- * then those in {@link LeaseRequest#heldBuckets()}, then the lowest) and releases the rest; a busy
- * bucket is kept even above the share (rule R11: a bucket being published is never given away;
- * the relay asks again when that publish ends). Claimable buckets (free or expired, ascending)
- * are then assigned, identically on
- * every relay: first each to the relay whose preferred range holds it, if that relay is below its
- * share, then leftovers to relays still below their share, in rank order. A relay's deficit is
- * its share minus its leases not counted as expired (capped at the share). The caller claims the buckets
- * assigned to it.
+ * gives each relay a share and a preferred range. Of the live relays, the caller and those whose
+ * heartbeat changed within half a lease duration are <em>renewing</em>
+ * ({@link Liveness#heartbeatFresh}); a relay that stopped (or is about to expire) keeps its rank
+ * and share, and what it holds, but is planned nothing new (R14: a dead relay's share does not
+ * hold buckets hostage). Claimable buckets (free or expired, ascending) are assigned, identically
+ * on every relay that sees the same snapshot: first each to the relay whose preferred range holds
+ * it, if that relay is renewing and below its share, then leftovers to renewing relays still below
+ * their share, in rank order. A relay's deficit is its share minus its leases not counted as
+ * expired (capped at the share). Buckets no renewing relay is short of (the shares of relays that
+ * stopped renewing) go to the renewing relays above their shares, each to the relay whose
+ * preferred range in a {@link FairShare} over the renewing relays alone holds it. The caller
+ * claims the buckets assigned to it, and also every claimable bucket its {@link Liveness} calls
+ * {@linkplain Liveness#overdue overdue}: left claimable and unchanged for a quarter lease duration
+ * since the caller first judged it so, because the relay it was planned for died or judged
+ * differently (R14; the one claim relays may race for, settled by the conditional write, S5).
+ *
+ * <p>The caller keeps its unexpired leases up to its share (those in
+ * {@link LeaseRequest#busyBuckets()} first, then those in its preferred range, then those in
+ * {@link LeaseRequest#heldBuckets()}, then the lowest); a busy bucket is kept even above the share
+ * (rule R11: a bucket being published is never given away; the relay asks again when that
+ * publish ends). It releases the rest only as far as renewing peers are still short after the
+ * claims above, and keeps what is left above its share, so a bucket taken over above the share
+ * waits for a renewing peer instead of going back to a relay that will not take it (R14).
  *
  * <p>Instances are immutable and thread-safe.
  */
@@ -132,13 +146,18 @@ public final class LeasePlan {
         int n = request.bucketCount();
 
         Set<String> live = new HashSet<>();
+        Set<String> fresh = new HashSet<>();
         live.add(me);
+        fresh.add(me);
         Map<String, Long> stale = new TreeMap<>();
         heartbeats.forEach((relayId, lastSeen) -> {
             Objects.requireNonNull(relayId, "heartbeat relay id must not be null");
             Objects.requireNonNull(lastSeen, "heartbeat time must not be null");
             if (relayId.equals(me) || !liveness.heartbeatExpired(relayId, lastSeen)) {
                 live.add(relayId);
+                if (liveness.heartbeatFresh(relayId, lastSeen)) {
+                    fresh.add(relayId);
+                }
             } else if (liveness.heartbeatStale(relayId, lastSeen)) {
                 stale.put(relayId, lastSeen);
             }
@@ -164,13 +183,102 @@ public final class LeasePlan {
             }
         }
 
-        // The caller's own keep / release.
+        // Claims: the same assignment on every relay that sees this snapshot. One pass over the
+        // leases counts every relay's unexpired ones (linear in bucketCount, not buckets x relays).
+        List<String> relays = fairShare.relays();
+        // Neighbouring buckets mostly share an owner (preferred ranges), so the last owner's counter
+        // is reused without a hash lookup; no boxing either.
+        Map<String, int[]> ownedBy = new HashMap<>();
+        String lastOwner = null;
+        int[] lastCount = null;
         List<BucketLease> mine = new ArrayList<>();
+        List<BucketLease> claimable = new ArrayList<>();
         for (BucketLease lease : byBucket) {
-            if (me.equals(lease.owner()) && !liveness.leaseExpired(lease)) {
+            String owner = lease.owner();
+            if (owner == null || liveness.leaseExpired(lease)) {
+                claimable.add(lease);
+                continue;
+            }
+            if (!owner.equals(lastOwner)) {
+                lastOwner = owner;
+                lastCount = ownedBy.computeIfAbsent(owner, o -> new int[1]);
+            }
+            lastCount[0]++;
+            if (owner.equals(me)) {
                 mine.add(lease);
             }
         }
+        // R14: only relays seen renewing lately get new buckets; a peer whose heartbeat stands
+        // still (dead, or dying) keeps its share in the ranks but is planned nothing.
+        boolean[] renewing = new boolean[relays.size()];
+        int[] deficit = new int[relays.size()];
+        int[] preferredRank = new int[n];
+        for (int rank = 0; rank < relays.size(); rank++) {
+            renewing[rank] = fresh.contains(relays.get(rank));
+            int[] counted = ownedBy.get(relays.get(rank));
+            int owned = counted == null ? 0 : counted[0];
+            deficit[rank] = fairShare.shareOfRank(rank) - Math.min(owned, fairShare.shareOfRank(rank));
+            BucketRange range = fairShare.rangeOfRank(rank);
+            for (int b = range.start(); b < range.end(); b++) {
+                preferredRank[b] = rank;
+            }
+        }
+        int myRank = fairShare.rank(me);
+        BitSet claimed = new BitSet(n);
+        List<BucketLease> leftovers = new ArrayList<>();
+        for (BucketLease lease : claimable) {
+            int rank = preferredRank[lease.bucket()];
+            if (renewing[rank] && deficit[rank] > 0) {
+                deficit[rank]--;
+                if (rank == myRank) {
+                    claimed.set(lease.bucket());
+                }
+            } else {
+                leftovers.add(lease);
+            }
+        }
+        // Deficits only shrink, so the first rank still short moves forward monotonically.
+        int next = 0;
+        List<BucketLease> homeless = new ArrayList<>();
+        for (BucketLease lease : leftovers) {
+            while (next < deficit.length && (deficit[next] == 0 || !renewing[next])) {
+                next++;
+            }
+            if (next == deficit.length) {
+                homeless.add(lease);
+                continue;
+            }
+            deficit[next]--;
+            if (next == myRank) {
+                claimed.set(lease.bucket());
+            }
+        }
+        // R14: buckets no renewing relay is short of (the shares of dead peers not yet expired) go
+        // to the renewing relays above their share, each to the one whose range over the renewing
+        // relays alone holds it; they are given back once a renewing peer is short (below).
+        if (!homeless.isEmpty()) {
+            FairShare renewingShare = FairShare.of(n, fresh);
+            for (BucketLease lease : homeless) {
+                if (me.equals(renewingShare.preferredRelay(lease.bucket()))) {
+                    claimed.set(lease.bucket());
+                }
+            }
+        }
+        // R14: a bucket left claimable for a while was planned for a relay that did not take it
+        // (one that died, or judges differently): whoever sees it so takes it, conditionally (S5).
+        for (BucketLease lease : claimable) {
+            if (liveness.overdue(lease)) {
+                claimed.set(lease.bucket());
+            }
+        }
+        List<BucketLease> claim = new ArrayList<>(claimed.cardinality());
+        for (int b = claimed.nextSetBit(0); b >= 0; b = claimed.nextSetBit(b + 1)) {
+            claim.add(byBucket[b]);
+        }
+
+        // The caller's own keep / release: up to the share (busy buckets always, R11); what is
+        // above it goes back only as far as renewing peers are still short, so a bucket taken over
+        // above the share is not handed to a peer that would not take it (R14).
         int myShare = fairShare.share(me);
         BucketRange myRange = fairShare.preferredRange(me);
         BitSet held = new BitSet(n);
@@ -183,74 +291,17 @@ public final class LeasePlan {
                 .thenComparingInt(BucketLease::bucket));
         int busyMine = (int) mine.stream().filter(l -> busy.get(l.bucket())).count();
         int keepCount = Math.max(Math.min(myShare, mine.size()), busyMine);
+        long wanted = 0;
+        for (int rank = 0; rank < deficit.length; rank++) {
+            if (rank != myRank && renewing[rank]) {
+                wanted += deficit[rank];
+            }
+        }
+        keepCount = (int) Math.max(keepCount, mine.size() - wanted);
         List<BucketLease> keep = sortedByBucket(mine.subList(0, keepCount));
         List<BucketLease> release = sortedByBucket(mine.subList(keepCount, mine.size()));
-
-        // Claims: the same assignment on every relay that sees this snapshot. One pass over the
-        // leases counts every relay's unexpired ones (linear in bucketCount, not buckets x relays).
-        List<String> relays = fairShare.relays();
-        // Neighbouring buckets mostly share an owner (preferred ranges), so the last owner's counter
-        // is reused without a hash lookup; no boxing either.
-        Map<String, int[]> ownedBy = new HashMap<>();
-        String lastOwner = null;
-        int[] lastCount = null;
-        for (BucketLease lease : byBucket) {
-            String owner = lease.owner();
-            if (owner != null && !liveness.leaseExpired(lease)) {
-                if (!owner.equals(lastOwner)) {
-                    lastOwner = owner;
-                    lastCount = ownedBy.computeIfAbsent(owner, o -> new int[1]);
-                }
-                lastCount[0]++;
-            }
-        }
-        int[] deficit = new int[relays.size()];
-        int[] preferredRank = new int[n];
-        for (int rank = 0; rank < relays.size(); rank++) {
-            int[] counted = ownedBy.get(relays.get(rank));
-            int owned = counted == null ? 0 : counted[0];
-            deficit[rank] = fairShare.shareOfRank(rank) - Math.min(owned, fairShare.shareOfRank(rank));
-            BucketRange range = fairShare.rangeOfRank(rank);
-            for (int b = range.start(); b < range.end(); b++) {
-                preferredRank[b] = rank;
-            }
-        }
-        int myRank = fairShare.rank(me);
-        List<BucketLease> claimable = new ArrayList<>();
-        for (BucketLease lease : byBucket) {
-            if (lease.owner() == null || liveness.leaseExpired(lease)) {
-                claimable.add(lease);
-            }
-        }
-        List<BucketLease> claim = new ArrayList<>();
-        List<BucketLease> leftovers = new ArrayList<>();
-        for (BucketLease lease : claimable) {
-            int rank = preferredRank[lease.bucket()];
-            if (deficit[rank] > 0) {
-                deficit[rank]--;
-                if (rank == myRank) {
-                    claim.add(lease);
-                }
-            } else {
-                leftovers.add(lease);
-            }
-        }
-        // Deficits only shrink, so the first rank still short moves forward monotonically.
-        int next = 0;
-        for (BucketLease lease : leftovers) {
-            while (next < deficit.length && deficit[next] == 0) {
-                next++;
-            }
-            if (next == deficit.length) {
-                break;
-            }
-            deficit[next]--;
-            if (next == myRank) {
-                claim.add(lease);
-            }
-        }
-        return new LeasePlan(request, nowMillis, fairShare, keep, release, sortedByBucket(claim),
-                List.copyOf(missing), java.util.Collections.unmodifiableMap(stale));
+        return new LeasePlan(request, nowMillis, fairShare, keep, release, List.copyOf(claim),
+                List.copyOf(missing), Collections.unmodifiableMap(stale));
     }
 
     /**
@@ -263,6 +314,31 @@ public final class LeasePlan {
      */
     public static boolean isLive(long lastSeenMillis, long nowMillis, long leaseDurationMillis) {
         return lastSeenMillis > nowMillis - leaseDurationMillis;
+    }
+
+    /**
+     * How recently a live peer's heartbeat must have changed for it to count as renewing and be
+     * planned new buckets (R14): half a lease duration, longer than a renew interval of at most a
+     * third of it (the default), so a live relay that skips one renewal still counts.
+     *
+     * @param leaseDurationMillis the lease duration, milliseconds
+     * @return {@code leaseDurationMillis / 2}
+     */
+    public static long freshWindowMillis(long leaseDurationMillis) {
+        return leaseDurationMillis / 2;
+    }
+
+    /**
+     * How long a bucket must have stayed claimable, unchanged, since a relay first judged it so
+     * before that relay takes it whatever the plan says (R14): a quarter lease duration, which a
+     * relay's next lease round (a renew interval later) reaches, and by which the planned claimer,
+     * whose own judgement lags by less than a renew interval, has had its turn.
+     *
+     * @param leaseDurationMillis the lease duration, milliseconds
+     * @return {@code leaseDurationMillis / 4}
+     */
+    public static long overdueAfterMillis(long leaseDurationMillis) {
+        return leaseDurationMillis / 4;
     }
 
     /**
@@ -417,6 +493,33 @@ public final class LeasePlan {
         boolean leaseExpired(BucketLease lease);
 
         /**
+         * Whether a live peer counts as renewing: its heartbeat changed within half a lease
+         * duration ({@link #freshWindowMillis}). Only renewing relays are planned new buckets, and
+         * a relay gives buckets above its share back only to renewing peers short of theirs (R14).
+         * The default counts every live peer as renewing.
+         *
+         * @param relayId the peer; not null
+         * @param lastSeen the stored heartbeat value
+         * @return true when the peer counts as renewing
+         */
+        default boolean heartbeatFresh(String relayId, long lastSeen) {
+            return !heartbeatExpired(relayId, lastSeen);
+        }
+
+        /**
+         * Whether a claimable lease (free, or held and expired) has been claimable, unchanged, for
+         * a quarter lease duration ({@link #overdueAfterMillis}) since the planner first judged it
+         * so: its planned claimer did not take it, so the planner takes it whatever the plan says
+         * (R14). The default answers false.
+         *
+         * @param lease the lease as read, free or expired
+         * @return true when the lease is overdue
+         */
+        default boolean overdue(BucketLease lease) {
+            return false;
+        }
+
+        /**
          * Judgement by comparing the planner's clock with stored timestamps: the rule for relays
          * whose clocks agree. {@link LeaseAcquisition} does not use it (it judges by observed
          * change, S13); it remains for planning from a single snapshot, as in tests.
@@ -424,8 +527,10 @@ public final class LeasePlan {
          * @param nowMillis the planner's time, epoch milliseconds
          * @param leaseDurationMillis the lease duration, milliseconds
          * @return a heartbeat is expired when not newer than {@code now - leaseDuration}, stale
-         *     when not newer than {@code now - STALE_HEARTBEAT_LEASES * leaseDuration}; a lease
-         *     is expired at or after its expiry instant
+         *     when not newer than {@code now - STALE_HEARTBEAT_LEASES * leaseDuration}, renewing
+         *     when not older than {@code now - leaseDuration / 2}; a lease is expired at or after
+         *     its expiry instant and overdue a quarter lease duration after it (a free lease,
+         *     without history, never is)
          */
         static Liveness byClock(long nowMillis, long leaseDurationMillis) {
             long staleBefore = nowMillis - STALE_HEARTBEAT_LEASES * leaseDurationMillis;
@@ -433,6 +538,17 @@ public final class LeasePlan {
                 @Override
                 public boolean heartbeatExpired(String relayId, long lastSeen) {
                     return !isLive(lastSeen, nowMillis, leaseDurationMillis);
+                }
+
+                @Override
+                public boolean heartbeatFresh(String relayId, long lastSeen) {
+                    return lastSeen >= nowMillis - freshWindowMillis(leaseDurationMillis);
+                }
+
+                @Override
+                public boolean overdue(BucketLease lease) {
+                    return lease.owner() != null
+                            && nowMillis - lease.expiresAtMillis() >= overdueAfterMillis(leaseDurationMillis);
                 }
 
                 @Override

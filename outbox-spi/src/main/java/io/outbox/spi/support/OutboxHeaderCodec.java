@@ -42,7 +42,7 @@ public final class OutboxHeaderCodec {
     /**
      * The encoded size of an empty header list, in bytes: {@value} (the version byte and the
      * count). Every store here keeps this blob for a message without headers and counts it in
-     * {@link io.outbox.OutboxMessage#payloadSize()}, so such a message holds at most
+     * {@link StoredMessages#payloadSize}, so such a message holds at most
      * {@code maxPayloadBytes() - }{@value} bytes of key and value together.
      */
     public static final int EMPTY_ENCODED_SIZE = 1 + Integer.BYTES;
@@ -227,7 +227,8 @@ public final class OutboxHeaderCodec {
      * @param name the header name; not null
      * @return its UTF-8 bytes, a new array
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is not well-formed Unicode (a lone surrogate)
+     * @throws IllegalArgumentException if {@code name} is not well-formed Unicode (a lone surrogate),
+     *     with the message {@link OutboxHeader} refuses such a name with
      */
     public static byte[] utf8Name(String name) {
         Objects.requireNonNull(name, "header key must not be null");
@@ -240,44 +241,8 @@ public final class OutboxHeaderCodec {
             bytes.get(out);
             return out;
         } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("header key " + describe(name)
-                    + " is not well-formed Unicode (it holds a lone surrogate) and cannot be stored exactly", e);
+            OutboxHeader.of(name, null); // throws, naming the key
+            throw new IllegalStateException("OutboxHeader accepted a header key the UTF-8 encoder refuses", e);
         }
-    }
-
-    /**
-     * Checks a header name as {@link #utf8Name} does, without encoding it: a name is refused when
-     * it holds a lone surrogate, the one thing strict UTF-8 cannot encode.
-     *
-     * @param name the header name; not null
-     * @return the name
-     * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is not well-formed Unicode, with
-     *     {@link #utf8Name}'s message
-     */
-    public static String requireWellFormedName(String name) {
-        Objects.requireNonNull(name, "header key must not be null");
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
-                i++; // a pair
-            } else if (Character.isSurrogate(c)) {
-                utf8Name(name); // throws, with the message and cause of the encoder's refusal
-                throw new IllegalStateException("the UTF-8 encoder accepted a lone surrogate in a header key");
-            }
-        }
-        return name;
-    }
-
-    private static String describe(String name) {
-        StringBuilder sb = new StringBuilder("\"");
-        name.codePoints().forEach(cp -> {
-            if (cp >= 0x20 && cp < 0x7f) {
-                sb.appendCodePoint(cp);
-            } else {
-                sb.append(String.format("\\u%04x", cp));
-            }
-        });
-        return sb.append('"').toString();
     }
 }

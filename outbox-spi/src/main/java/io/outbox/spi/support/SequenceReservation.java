@@ -52,7 +52,7 @@ public final class SequenceReservation {
      *     counter)
      * @throws E whatever the counter throws; numbers reserved before stay as gaps
      */
-    public static <E extends Exception> long[] reserve(List<? extends OutboxMessage> messages, Counter<E> counter)
+    public static <E extends Exception> long[] reserve(List<OutboxMessage> messages, Counter<E> counter)
             throws E {
         Objects.requireNonNull(messages, "messages must not be null");
         Objects.requireNonNull(counter, "counter must not be null");

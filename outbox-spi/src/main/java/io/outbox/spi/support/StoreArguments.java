@@ -3,6 +3,7 @@ package io.outbox.spi.support;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.Pending;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -68,6 +69,21 @@ public final class StoreArguments {
     }
 
     /**
+     * Checks the {@code maxBytes} of {@link OutboxStore#nextBatch} (S1), the batch's byte budget
+     * as {@link BatchBytes} counts it.
+     *
+     * @param maxBytes the most message bytes to return
+     * @return {@code maxBytes}
+     * @throws IllegalArgumentException if {@code maxBytes < 1}
+     */
+    public static long requireMaxBytes(long maxBytes) {
+        if (maxBytes < 1) {
+            throw new IllegalArgumentException("maxBytes must be >= 1 but was " + maxBytes);
+        }
+        return maxBytes;
+    }
+
+    /**
      * Checks the argument of {@link OutboxStore#bucketsWithPending} (S3) and normalizes it.
      *
      * @param buckets the buckets to probe; not null, no null elements, each {@code >= 0}; may be
@@ -111,44 +127,42 @@ public final class StoreArguments {
 
     /**
      * Checks the arguments of {@link OutboxStore#markPublished} (S2): the bucket, and that every
-     * message is one this store read ({@code storedType}, the store's subclass of
-     * {@link OutboxMessage} carrying its native id, accepted by {@code readHere}) from that bucket.
-     * A message created by the application, one read by another store, or one of another bucket
-     * is refused before anything is deleted.
+     * entry is one this store read ({@code handleType}, the class of the handles its
+     * {@link OutboxStore#nextBatch} puts in its {@link Pending} entries, accepted by
+     * {@code readHere}) from that bucket. An entry with a handle of another store, or one of
+     * another bucket, is refused before anything is deleted.
      *
-     * @param <M> the store's message type
+     * @param <H> the store's handle type
      * @param bucket the bucket argument, {@code >= 0}
-     * @param published the messages; not null, no null elements, may be empty
-     * @param storedType the class of the messages the store's {@link OutboxStore#nextBatch}
-     *     returns; not null
-     * @param readHere whether a message of that type was read by this store (same table or
-     *     collection, same instance, the previous batch: whatever the store can tell); not null
+     * @param published the entries; not null, no null elements, may be empty
+     * @param handleType the class of this store's handles; not null
+     * @param readHere whether a handle of that type was made by this store (same table or
+     *     collection, same instance: whatever the store can tell); not null
      * @param source what this store reads from, for the error message ("table public.outbox_messages")
-     * @return the messages cast to {@code storedType}, in the given order; immutable
+     * @return the entries' handles cast to {@code handleType}, in the given order; immutable
      * @throws NullPointerException if an argument or element is null
-     * @throws IllegalArgumentException if {@code bucket < 0}, a message was not read by this store,
+     * @throws IllegalArgumentException if {@code bucket < 0}, an entry was not read by this store,
      *     or belongs to another bucket; the message names the message id and both buckets
      */
-    public static <M extends OutboxMessage> List<M> requirePublished(int bucket, List<? extends OutboxMessage> published,
-                                                                     Class<M> storedType, Predicate<? super M> readHere,
-                                                                     String source) {
+    public static <H> List<H> requirePublished(int bucket, List<Pending> published, Class<H> handleType,
+                                               Predicate<? super H> readHere, String source) {
         requireBucket(bucket);
         Objects.requireNonNull(published, "published must not be null");
-        Objects.requireNonNull(storedType, "storedType must not be null");
+        Objects.requireNonNull(handleType, "handleType must not be null");
         Objects.requireNonNull(readHere, "readHere must not be null");
-        List<M> stored = new ArrayList<>(published.size());
-        for (OutboxMessage message : published) {
-            Objects.requireNonNull(message, "published must not contain null");
-            if (!storedType.isInstance(message) || !readHere.test(storedType.cast(message))) {
+        List<H> handles = new ArrayList<>(published.size());
+        for (Pending entry : published) {
+            OutboxMessage message = Objects.requireNonNull(entry, "published must not contain null").message();
+            if (!handleType.isInstance(entry.handle()) || !readHere.test(handleType.cast(entry.handle()))) {
                 throw new IllegalArgumentException("message " + message.messageId() + " was not read by this store"
-                        + " from " + source + ": markPublished takes only messages its nextBatch returned (rule S2)");
+                        + " from " + source + ": markPublished takes only entries its nextBatch returned (rule S2)");
             }
             if (message.bucket() != bucket) {
                 throw new IllegalArgumentException("message " + message.messageId() + " belongs to bucket "
                         + message.bucket() + ", not to bucket " + bucket + " (rule S2)");
             }
-            stored.add(storedType.cast(message));
+            handles.add(handleType.cast(entry.handle()));
         }
-        return List.copyOf(stored);
+        return List.copyOf(handles);
     }
 }

@@ -118,6 +118,11 @@ class LeasePlanTest {
                 List.of(BucketLease.free(0), BucketLease.free(0)))).hasMessageContaining("bucket 0");
     }
 
+    /**
+     * Relays that see one snapshot in which every live relay renews never plan the same write, and
+     * each keeps and claims at most its share; a lease overdue (expired a quarter lease duration
+     * ago: its planned claimer did not take it) is the one thing every relay may claim (R14).
+     */
     @Property(tries = 2000)
     void s4b_relaysSeeingOneSnapshotNeverPlanTheSameWrite(@ForAll @IntRange(min = 1, max = 40) int buckets,
                                                           @ForAll @IntRange(min = 1, max = 12) int relays,
@@ -125,12 +130,70 @@ class LeasePlanTest {
         Random random = new Random(seed);
         long now = 1_000_000;
         Map<String, Long> heartbeats = new HashMap<>();
-        List<String> ids = new ArrayList<>();
         for (int i = 0; i < relays; i++) {
-            String id = "r" + random.nextInt(1000);
-            ids.add(id);
-            heartbeats.put(id, now - random.nextInt(40_000)); // some are dead
+            // renewing (within half a lease) or dead (older than a lease)
+            heartbeats.put("r" + random.nextInt(1000), random.nextBoolean() ? now - random.nextInt(15_000)
+                    : now - 30_000 - random.nextInt(10_000));
         }
+        List<String> ids = new ArrayList<>(heartbeats.keySet());
+        List<BucketLease> leases = randomLeases(random, buckets, ids, now);
+        Set<Integer> claimed = new HashSet<>();
+        for (String id : ids) {
+            if (!LeasePlan.isLive(heartbeats.get(id), now, LEASE.toMillis())) {
+                continue;
+            }
+            LeasePlan plan = LeasePlan.compute(LeaseRequest.of(id, buckets, LEASE), now, heartbeats, leases);
+            List<BucketLease> planned = plannedClaims(plan, now);
+            for (BucketLease c : planned) {
+                assertThat(claimed.add(c.bucket())).as("bucket %d planned twice", c.bucket()).isTrue();
+            }
+            assertThat(plan.claim()).allSatisfy(c -> assertThat(c.isClaimable(now)).isTrue());
+            assertThat(plan.keep()).allSatisfy(l -> assertThat(l.isHeldBy(id, now)).isTrue());
+            assertThat(plan.keep().size() + planned.size()).isLessThanOrEqualTo(plan.share());
+        }
+    }
+
+    /**
+     * R14, S4b: with live relays that stopped renewing (heartbeats unchanged for more than half a
+     * lease), the buckets their shares reserve go to the renewing relays, still without two
+     * relays planning the same write (overdue leases aside).
+     */
+    @Property(tries = 2000)
+    void r14_s4b_bucketsReservedForSilentRelaysArePlannedOnceAmongTheRenewing(
+            @ForAll @IntRange(min = 1, max = 40) int buckets, @ForAll @IntRange(min = 1, max = 12) int relays,
+            @ForAll long seed) {
+        Random random = new Random(seed);
+        long now = 1_000_000;
+        Map<String, Long> heartbeats = new HashMap<>();
+        for (int i = 0; i < relays; i++) {
+            heartbeats.put("r" + random.nextInt(1000), now - random.nextInt(40_000)); // some silent, some dead
+        }
+        List<String> ids = new ArrayList<>(heartbeats.keySet());
+        List<BucketLease> leases = randomLeases(random, buckets, ids, now);
+        Set<Integer> claimed = new HashSet<>();
+        Set<Integer> claimable = new HashSet<>();
+        leases.stream().filter(l -> l.isClaimable(now)).forEach(l -> claimable.add(l.bucket()));
+        IntStream.range(0, buckets).filter(b -> leases.stream().noneMatch(l -> l.bucket() == b))
+                .forEach(claimable::add);
+        boolean anyRenewing = false;
+        for (String id : ids) {
+            if (heartbeats.get(id) < now - LEASE.toMillis() / 2) {
+                continue; // a silent relay makes no plan: a relay that plans has just renewed
+            }
+            anyRenewing = true;
+            LeasePlan plan = LeasePlan.compute(LeaseRequest.of(id, buckets, LEASE), now, heartbeats, leases);
+            for (BucketLease c : plannedClaims(plan, now)) {
+                assertThat(claimed.add(c.bucket())).as("bucket %d planned twice", c.bucket()).isTrue();
+            }
+        }
+        if (anyRenewing) {
+            assertThat(claimed).as("every claimable bucket is planned for a renewing relay")
+                    .containsAll(claimable.stream().filter(b -> leases.stream().noneMatch(l -> l.bucket() == b
+                            && l.owner() != null && now - l.expiresAtMillis() >= LEASE.toMillis() / 4)).toList());
+        }
+    }
+
+    private static List<BucketLease> randomLeases(Random random, int buckets, List<String> ids, long now) {
         List<BucketLease> leases = new ArrayList<>();
         for (int b = 0; b < buckets; b++) {
             if (random.nextInt(5) == 0) {
@@ -139,19 +202,13 @@ class LeasePlanTest {
             String owner = random.nextInt(3) == 0 ? null : ids.get(random.nextInt(ids.size()));
             leases.add(new BucketLease(b, owner, now - 20_000 + random.nextInt(60_000)));
         }
-        Set<Integer> claimed = new HashSet<>();
-        for (String id : heartbeats.keySet()) {
-            if (!LeasePlan.isLive(heartbeats.get(id), now, LEASE.toMillis())) {
-                continue;
-            }
-            LeasePlan plan = LeasePlan.compute(LeaseRequest.of(id, buckets, LEASE), now, heartbeats, leases);
-            for (BucketLease c : plan.claim()) {
-                assertThat(c.isClaimable(now)).isTrue();
-                assertThat(claimed.add(c.bucket())).as("bucket %d planned twice", c.bucket()).isTrue();
-            }
-            assertThat(plan.keep()).allSatisfy(l -> assertThat(l.isHeldBy(id, now)).isTrue());
-            assertThat(plan.keep().size() + plan.claim().size()).isLessThanOrEqualTo(plan.share());
-        }
+        return leases;
+    }
+
+    /** The claims of a plan that are planned, not overdue (expired at least a quarter lease ago). */
+    private static List<BucketLease> plannedClaims(LeasePlan plan, long now) {
+        return plan.claim().stream().filter(c -> c.owner() == null
+                || now - c.expiresAtMillis() < LEASE.toMillis() / 4).toList();
     }
 
     /** A fleet applying plans to a simulated lease table converges, then stays put with no refused writes. */
@@ -180,6 +237,43 @@ class LeasePlanTest {
         }
         assertThat(fleet.owners()).isEqualTo(converged);
         assertThat(fleet.refused).isEqualTo(refusedBefore);
+    }
+
+    @Test
+    void r14_theShareOfASilentPeerGoesToTheRenewingRelaysAboveTheirShares() {
+        // 6 free buckets; c is live (heartbeat 20 s old, lease 30 s) but silent: shares 2/2/2 by rank
+        // (a [0,2), c [2,4), z [4,6)); c's range goes to a and z by a share over the two renewing relays.
+        Map<String, Long> heartbeats = Map.of("a", 100_000L, "c", 80_000L, "z", 99_000L);
+        LeasePlan a = LeasePlan.compute(LeaseRequest.of("a", 6, LEASE), 100_000, heartbeats, List.of());
+        LeasePlan z = LeasePlan.compute(LeaseRequest.of("z", 6, LEASE), 100_000, heartbeats, List.of());
+        assertThat(a.share()).isEqualTo(2);
+        assertThat(buckets(a.claim())).containsExactly(0, 1, 2);
+        assertThat(buckets(z.claim())).containsExactly(3, 4, 5);
+    }
+
+    @Test
+    void r14_aBucketLeftClaimableForAQuarterLeaseIsClaimedWhateverThePlan() {
+        // x died long ago; bucket 1 (b's range) expired 10 s ago, bucket 3 (b's range too) 5 s ago.
+        List<BucketLease> leases = List.of(new BucketLease(0, "a", 120_000), new BucketLease(1, "x", 90_000),
+                new BucketLease(2, "a", 120_000), new BucketLease(3, "x", 95_000));
+        Map<String, Long> heartbeats = Map.of("a", 100_000L, "b", 99_000L, "x", 1_000L);
+        LeasePlan a = LeasePlan.compute(LeaseRequest.of("a", 4, LEASE), 100_000, heartbeats, leases);
+        LeasePlan b = LeasePlan.compute(LeaseRequest.of("b", 4, LEASE), 100_000, heartbeats, leases);
+        assertThat(buckets(b.claim())).as("planned for b").containsExactly(1, 3);
+        assertThat(buckets(a.claim())).as("a takes only the overdue one").containsExactly(1);
+    }
+
+    @Test
+    void r14_aBucketAboveTheShareIsKeptUntilARenewingPeerIsShort() {
+        List<BucketLease> leases = IntStream.range(0, 4).mapToObj(b -> new BucketLease(b, "a", 120_000)).toList();
+        LeaseRequest request = new LeaseRequest("a", 4, LEASE, List.of(0, 1, 2, 3));
+        LeasePlan silentPeer = LeasePlan.compute(request, 100_000, Map.of("a", 100_000L, "b", 80_000L), leases);
+        assertThat(silentPeer.share()).isEqualTo(2);
+        assertThat(buckets(silentPeer.keep())).containsExactly(0, 1, 2, 3);
+        assertThat(silentPeer.release()).isEmpty();
+        LeasePlan renewingPeer = LeasePlan.compute(request, 100_000, Map.of("a", 100_000L, "b", 99_000L), leases);
+        assertThat(buckets(renewingPeer.keep())).containsExactly(0, 1);
+        assertThat(buckets(renewingPeer.release())).containsExactly(2, 3);
     }
 
     @Test

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class SequenceReservationTest {
 
     private static OutboxMessage message(int bucket) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, "t", null, null, List.of(), null, Instant.EPOCH);
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, "t", null, null, List.of(), null, Instant.EPOCH);
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -12,18 +13,12 @@ import org.junit.jupiter.api.Test;
 
 class StoreArgumentsTest {
 
-    /** A store's own message type, carrying where it was read. */
-    private static final class Stored extends OutboxMessage {
-        final String table;
-
-        Stored(OutboxMessage m, String table) {
-            super(m);
-            this.table = table;
-        }
+    /** A store's own handle type, carrying where it was read. */
+    private record Row(String table, long id) {
     }
 
     private static OutboxMessage message(int bucket) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, "t", null, null, List.of(), null, Instant.EPOCH);
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, "t", null, null, List.of(), null, Instant.EPOCH);
     }
 
     @Test
@@ -49,19 +44,22 @@ class StoreArgumentsTest {
     }
 
     @Test
-    void S2_publishedMessagesMustBeTheStoresOwnFromThatBucket() {
-        Stored mine = new Stored(message(2), "a");
-        assertThat(StoreArguments.requirePublished(2, List.of(mine), Stored.class, s -> s.table.equals("a"), "table a"))
-                .containsExactly(mine);
-        OutboxMessage foreign = message(2);
-        assertThatThrownBy(() -> StoreArguments.requirePublished(2, List.of(mine, foreign), Stored.class,
-                s -> true, "table a")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(foreign.messageId().toString()).hasMessageContaining("table a");
-        assertThatThrownBy(() -> StoreArguments.requirePublished(2, List.of(new Stored(message(2), "b")),
-                Stored.class, s -> s.table.equals("a"), "table a")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> StoreArguments.requirePublished(3, List.of(mine), Stored.class, s -> true, "table a"))
+    void S2_publishedEntriesMustBeTheStoresOwnFromThatBucket() {
+        Row row = new Row("a", 7);
+        Pending mine = new Pending(message(2), row);
+        assertThat(StoreArguments.requirePublished(2, List.of(mine), Row.class, r -> r.table().equals("a"), "table a"))
+                .containsExactly(row);
+        Pending foreign = new Pending(message(2), 7L);
+        assertThatThrownBy(() -> StoreArguments.requirePublished(2, List.of(mine, foreign), Row.class,
+                r -> true, "table a")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(foreign.message().messageId().toString()).hasMessageContaining("table a");
+        assertThatThrownBy(() -> StoreArguments.requirePublished(2, List.of(new Pending(message(2), new Row("b", 1))),
+                Row.class, r -> r.table().equals("a"), "table a")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> StoreArguments.requirePublished(3, List.of(mine), Row.class, r -> true, "table a"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("belongs to bucket 2, not to bucket 3");
-        assertThatThrownBy(() -> StoreArguments.requirePublished(-1, List.of(), Stored.class, s -> true, "table a"))
+        assertThatThrownBy(() -> StoreArguments.requirePublished(-1, List.of(), Row.class, r -> true, "table a"))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> StoreArguments.requirePublished(2, Arrays.asList(mine, null), Row.class, r -> true,
+                "table a")).isInstanceOf(NullPointerException.class);
     }
 }

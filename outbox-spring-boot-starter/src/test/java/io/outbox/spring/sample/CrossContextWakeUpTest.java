@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox.embedded.EmbeddedKafkaBroker;
-import io.outbox.relay.NotificationTransport;
-import io.outbox.relay.OutboxNotifier;
+import io.outbox.notify.NotificationTransport;
+import io.outbox.notify.OutboxNotifier;
+import io.outbox.notify.redis.RedisNotificationTransport;
 import io.outbox.relay.OutboxRelay;
 import io.outbox.spring.Outbox;
 import io.outbox.spring.OutboxAutoConfiguration;
 import io.outbox.spring.OutboxJdbcStoreAutoConfiguration;
-import io.outbox.notify.redis.RedisNotificationTransport;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

@@ -48,6 +48,7 @@ class GracefulShutdownTest {
         props.put("outbox.bucket-count", "4");
         props.put("outbox.relay.batch-size", "20");
         props.put("outbox.relay.poll-interval", "200ms");
+        props.put("spring.main.web-application-type", "none"); // a web server on the test class path: no port here
         return new SpringApplicationBuilder(OrderServiceApplication.class).properties(props).run();
     }
 

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
@@ -56,8 +57,24 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
  * that message id: it goes with the item when the message is published or moved (the move copies
  * only the message's attributes). Reading a bucket's record reads its head item (one Query,
  * {@code Limit 1}).
+ *
+ * <p>Every call runs through the store's table check ({@link TableCalls}), so a missing table is
+ * an {@link io.outbox.spi.OutboxMisconfigurationException} naming it, as for the store's own calls.
  */
-final class DynamoDbDeadLetters {
+final class DynamoDbDeadLetters implements DeadLetters {
+
+    /** Runs a call on the store's tables, turning a missing table into a misconfiguration (R13). */
+    @FunctionalInterface
+    interface TableCalls {
+        /**
+         * Runs the call.
+         *
+         * @param <T> the call's result
+         * @param call the call
+         * @return its result
+         */
+        <T> T call(Supplier<T> call);
+    }
 
     static final String DEAD = "dead";
 
@@ -82,19 +99,74 @@ final class DynamoDbDeadLetters {
     private final String messagesTable;
     private final String coordinationTable;
     private final Clock clock;
+    private final TableCalls tables;
 
-    DynamoDbDeadLetters(DynamoDbClient client, String messagesTable, String coordinationTable, Clock clock) {
+    DynamoDbDeadLetters(DynamoDbClient client, String messagesTable, String coordinationTable, Clock clock,
+                        TableCalls tables) {
         this.client = client;
         this.messagesTable = messagesTable;
         this.coordinationTable = coordinationTable;
         this.clock = clock;
+        this.tables = tables;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query of the bucket for the message id, then one {@code TransactWriteItems}: the dead
+     * letter's Put and the message item's conditional Delete.
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return tables.call(() -> move(bucket, messageId, failure));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query of the bucket for the message id, then one conditional UpdateItem of its item:
+     * the record lives on the message's item.
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+        return tables.call(() -> recordFailure(bucket, messageId, failure));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One Query ({@code Limit 1}, consistent) per bucket for its head item.
+     */
+    @Override
+    public List<HeadFailure> headFailures(List<Integer> buckets) {
+        return tables.call(() -> readHeadFailures(buckets));
+    }
+
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
+        return tables.call(() -> list(after, limit));
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
+        return tables.call(() -> get(messageId));
+    }
+
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        return tables.call(() -> replay(messageId));
+    }
+
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
+        return tables.call(() -> purge(messageId));
     }
 
     private static Map<String, AttributeValue> deadKey(UUID messageId) {
         return CoordinationItems.key(DEAD, messageId.toString());
     }
 
-    boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
+    private boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -191,7 +263,7 @@ final class DynamoDbDeadLetters {
         }
     }
 
-    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+    private boolean recordFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -233,7 +305,7 @@ final class DynamoDbDeadLetters {
         }
     }
 
-    List<HeadFailure> headFailures(List<Integer> buckets) {
+    private List<HeadFailure> readHeadFailures(List<Integer> buckets) {
         List<HeadFailure> found = new ArrayList<>();
         for (int bucket : StoreArguments.requireBuckets(buckets)) {
             QueryResponse page = client.query(q -> q.tableName(messagesTable).keyConditionExpression("#bucket = :b")
@@ -290,7 +362,7 @@ final class DynamoDbDeadLetters {
         return null;
     }
 
-    List<DeadLetter> list(UUID after, int limit) {
+    private List<DeadLetter> list(UUID after, int limit) {
         DeadLetters.requireLimit(limit);
         List<DeadLetter> page = new ArrayList<>();
         Map<String, AttributeValue> start = null;
@@ -315,14 +387,14 @@ final class DynamoDbDeadLetters {
         return List.copyOf(page);
     }
 
-    Optional<DeadLetter> get(UUID messageId) {
+    private Optional<DeadLetter> get(UUID messageId) {
         Map<String, AttributeValue> item = client.getItem(g -> g.tableName(coordinationTable)
                 .key(deadKey(Objects.requireNonNull(messageId, "messageId must not be null"))).consistentRead(true))
                 .item();
         return item == null || item.isEmpty() ? Optional.empty() : Optional.of(read(item));
     }
 
-    boolean replay(UUID messageId) {
+    private boolean replay(UUID messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
         Map<String, AttributeValue> dead = client.getItem(g -> g.tableName(coordinationTable).key(deadKey(messageId))
                 .consistentRead(true)).item();
@@ -356,7 +428,7 @@ final class DynamoDbDeadLetters {
         }
     }
 
-    boolean purge(UUID messageId) {
+    private boolean purge(UUID messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
         try {
             client.deleteItem(d -> d.tableName(coordinationTable).key(deadKey(messageId))

@@ -2,18 +2,19 @@ package io.outbox.store.dynamodb;
 
 import static io.outbox.store.dynamodb.MessageItems.number;
 
-import io.outbox.OutboxMessage;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.CorruptMessageException;
-import io.outbox.spi.DeadLetter;
-import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.LeaseTable;
+import io.outbox.spi.LeaseView;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -21,6 +22,7 @@ import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
@@ -94,7 +97,9 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *       already at or past {@code now + leaseDuration} (a clock set back, or a renewal in the
  *       millisecond of the last keep) costs a second UpdateItem that moves it on by 1 ms (S13).</li>
  *   <li>{@code releaseBucketLeases}: 1 Query, 1 UpdateItem per lease held, 1 DeleteItem.</li>
- *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page).
+ *   <li>{@code nextBatch}: 1 strongly consistent Query (another only past DynamoDB's 1 MB page, or
+ *       when the byte budget over the largest payload limits a page's {@code Limit}; reading stops
+ *       at the first item over the budget, S1).
  *       The store does not read ahead (capability C5): a Query cannot leave the batch in flight
  *       out without reading, and paying for, its items, so the relay drains a bucket one batch at
  *       a time here.</li>
@@ -125,8 +130,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * <p>Thread-safe (S12). A store leaves the caller's client open on {@link #close()} unless
  * {@link Builder#closeClient(boolean)} is set (the provider sets it for the client it builds).
  */
-public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters {
+public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRenewal.Self, PendingMetrics.Self,
+        LeaseRelease.Self, LeaseView.Self {
 
     /**
      * The largest payload (key + value + encoded headers) this store accepts, in bytes: DynamoDB's
@@ -163,7 +168,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         this.messagesTable = options.messagesTable();
         this.coordinationTable = options.coordinationTable();
         this.writer = new DynamoDbOutboxWriter(client, options);
-        this.deadLetters = new DynamoDbDeadLetters(client, messagesTable, coordinationTable, clock);
+        this.deadLetters = new DynamoDbDeadLetters(client, messagesTable, coordinationTable, clock, this::onTables);
         this.probes = options.probeParallelism() == 1 ? null : probePool(options.probeParallelism());
     }
 
@@ -210,12 +215,12 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link io.outbox.OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (408,576: 408,571 bytes of key and value).
      *
-     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
+     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link StoredMessages#payloadSize}
      */
     public long maxPayloadBytes() {
         return MAX_PAYLOAD_BYTES;
@@ -290,6 +295,20 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
         return onTables(() -> acquireLeases(request));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The fleet query of the acquire recipe's snapshot (C6); nothing written.
+     */
+    @Override
+    public LeaseTable leaseTable(int bucketCount) {
+        LeaseTable.requireBucketCount(bucketCount);
+        return onTables(() -> {
+            LeaseSnapshot snapshot = leaseStore.readSnapshot(bucketCount);
+            return LeaseTable.of(clock.millis(), snapshot.heartbeats(), snapshot.leases(), bucketCount);
+        });
+    }
+
     private List<Integer> acquireLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
         return acquisition.acquire(request, clock, leaseStore);
@@ -317,7 +336,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                     + CoordinationItems.padded(0) + "\", \"" + CoordinationItems.padded(bucketCount) + "\"))"));
         }
 
-        private java.util.OptionalInt firstCounter(String skCondition, String bound) {
+        private OptionalInt firstCounter(String skCondition, String bound) {
             QueryResponse response = client.query(QueryRequest.builder()
                     .tableName(coordinationTable)
                     .keyConditionExpression("#pk = :counter AND " + skCondition)
@@ -327,7 +346,7 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                     .consistentRead(true)
                     .limit(1)
                     .build());
-            return response.items().isEmpty() ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(
+            return response.items().isEmpty() ? OptionalInt.empty() : OptionalInt.of(
                     Math.toIntExact(MessageItems.requiredNumber(response.items().get(0), CoordinationItems.BUCKET)));
         }
 
@@ -643,21 +662,31 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     @Override
-    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
-        return onTables(() -> readBatch(bucket, maxCount));
+    public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
+        return onTables(() -> readBatch(bucket, maxCount, maxBytes));
     }
 
-    private List<OutboxMessage> readBatch(int bucket, int maxCount) {
+    /**
+     * Queries page by page, each page's {@code Limit} at most what is left of the count and of the
+     * byte budget over the largest payload (at least 1), and stops at the first item the budget
+     * refuses (S1, {@link BatchBytes}).
+     */
+    private List<Pending> readBatch(int bucket, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
-        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        StoreArguments.requireMaxBytes(maxBytes);
+        List<Pending> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        BatchBytes budget = new BatchBytes(maxBytes);
         Map<String, AttributeValue> start = null;
         do {
+            long itemsInBudget = Math.max(1, (maxBytes - budget.taken()) / MAX_PAYLOAD_BYTES);
+            int limit = (int) Math.min(maxCount - batch.size(), itemsInBudget);
             QueryResponse page = client.query(bucketQuery(bucket).scanIndexForward(true)
-                    .limit(maxCount - batch.size()).exclusiveStartKey(start).build());
+                    .limit(limit).exclusiveStartKey(start).build());
             for (Map<String, AttributeValue> item : page.items()) {
+                Pending read;
                 try {
-                    batch.add(MessageItems.fromItem(messagesTable, item));
+                    read = MessageItems.fromItem(messagesTable, item);
                 } catch (IllegalStateException e) {
                     UUID id = readableId(item);
                     if (id == null) {
@@ -666,6 +695,10 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
                     // R12: a data error of one item; the items ahead of it still go out.
                     throw new CorruptMessageException(bucket, id, batch, e.getMessage(), e);
                 }
+                if (!budget.admit(read.message())) {
+                    return List.copyOf(batch);
+                }
+                batch.add(read);
             }
             start = nextPage(page);
         } while (start != null && batch.size() < maxCount);
@@ -682,68 +715,27 @@ public final class DynamoDbOutboxStore implements CloseableOutboxStore, LeaseRen
     }
 
     /**
-     * {@inheritDoc}
+     * C4: dead letters are items of the coordination table; a move and a replay are each one
+     * {@code TransactWriteItems} ({@link DynamoDbDeadLetters}).
      *
-     * <p>One Query of the bucket for the message id, then one {@code TransactWriteItems}: the dead
-     * letter's Put and the message item's conditional Delete ({@link DynamoDbDeadLetters}).
+     * @return the store's dead letters
      */
     @Override
-    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return onTables(() -> deadLetters.move(bucket, messageId, failure));
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One Query of the bucket for the message id, then one conditional UpdateItem of its item:
-     * the record lives on the message's item ({@link DynamoDbDeadLetters}).
-     */
-    @Override
-    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return onTables(() -> deadLetters.recordHeadFailure(bucket, messageId, failure));
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One Query ({@code Limit 1}, consistent) per bucket for its head item.
-     */
-    @Override
-    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
-        return onTables(() -> deadLetters.headFailures(buckets));
+    public Optional<DeadLetters> deadLetters() {
+        return Optional.of(deadLetters);
     }
 
     @Override
-    public List<DeadLetter> deadLetters(UUID after, int limit) {
-        return onTables(() -> deadLetters.list(after, limit));
-    }
-
-    @Override
-    public Optional<DeadLetter> deadLetter(UUID messageId) {
-        return onTables(() -> deadLetters.get(messageId));
-    }
-
-    @Override
-    public boolean replayDeadLetter(UUID messageId) {
-        return onTables(() -> deadLetters.replay(messageId));
-    }
-
-    @Override
-    public boolean purgeDeadLetter(UUID messageId) {
-        return onTables(() -> deadLetters.purge(messageId));
-    }
-
-    @Override
-    public void markPublished(int bucket, List<OutboxMessage> published) {
+    public void markPublished(int bucket, List<Pending> published) {
         runOnTables(() -> deletePublished(bucket, published));
     }
 
-    private void deletePublished(int bucket, List<OutboxMessage> published) {
-        List<DynamoDbStoredMessage> stored = StoreArguments.requirePublished(bucket, published, DynamoDbStoredMessage.class,
-                m -> m.table().equals(messagesTable), "table " + messagesTable);
+    private void deletePublished(int bucket, List<Pending> published) {
+        List<MessageItems.Handle> handles = StoreArguments.requirePublished(bucket, published,
+                MessageItems.Handle.class, h -> h.table().equals(messagesTable), "table " + messagesTable);
         TreeSet<Long> seqs = new TreeSet<>();
-        for (DynamoDbStoredMessage m : stored) {
-            seqs.add(m.seq());
+        for (MessageItems.Handle handle : handles) {
+            seqs.add(handle.seq());
         }
         List<WriteRequest> deletes = new ArrayList<>(seqs.size());
         for (long seq : seqs) {

@@ -10,6 +10,7 @@ import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
@@ -116,8 +117,8 @@ public final class DynamoDbOutboxStoreProvider implements OutboxStoreProvider {
 
     /** {@inheritDoc} */
     @Override
-    public java.util.Set<String> schemaChangingSettings() {
-        return java.util.Set.of(CREATE_TABLES);
+    public Set<String> schemaChangingSettings() {
+        return Set.of(CREATE_TABLES);
     }
 
     @Override

@@ -41,6 +41,13 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
  */
 public final class DynamoDbOutboxTables {
 
+    /**
+     * Where the jar keeps the tables' definitions for infrastructure code: a CloudFormation
+     * template ({@code outbox-tables.cloudformation.json}) and AWS CLI commands
+     * ({@code create-tables.sh}), checked against these requests by a test.
+     */
+    public static final String DEFINITIONS = "db/outbox/dynamodb/";
+
     /** How long {@link DynamoDbOutboxStore#createSchema()} waits for each table to be ACTIVE. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
@@ -102,15 +109,18 @@ public final class DynamoDbOutboxTables {
 
     /**
      * Checks that both tables exist and have the outbox's key schema, so that a store on absent
-     * tables fails at start-up instead of on each call. It reads one item key per table that no
-     * outbox item has ({@code GetItem}, eventually consistent), needing no permission beyond what
-     * the store uses anyway (no {@code DescribeTable}). The provider calls it when
-     * {@value DynamoDbOutboxStoreProvider#CREATE_TABLES} is off.
+     * tables fails at start-up instead of on each call. Per table it sends a {@code GetItem} of a
+     * key no outbox item has, which DynamoDB refuses unless both keys have the outbox's names and
+     * types, and a {@code Query} whose key condition puts an equality on the partition key and a
+     * range on the sort key, as the store's own queries do, which it refuses unless the keys have
+     * those roles. Both read nothing and need no permission beyond what the store uses anyway (no
+     * {@code DescribeTable}). The tables need no secondary index: the store queries none. The
+     * provider calls it when {@value DynamoDbOutboxStoreProvider#CREATE_TABLES} is off.
      *
      * @param client the client; not null
      * @param options the table names; not null
      * @throws OutboxMisconfigurationException naming every absent table and how to create it, or a
-     *     table whose key schema differs; rule R6 makes it fatal
+     *     table whose key schema differs and the key schema it needs; rule R6 makes it fatal
      * @throws software.amazon.awssdk.core.exception.SdkException on another DynamoDB error (a
      *     network error, throttling, missing permission)
      */
@@ -118,24 +128,31 @@ public final class DynamoDbOutboxTables {
         Objects.requireNonNull(client, "client must not be null");
         Objects.requireNonNull(options, "options must not be null");
         List<String> absent = new ArrayList<>();
-        probe(client, messagesTableRequest(options.messagesTable()), absent,
-                Map.of(MessageItems.BUCKET, AttributeValue.fromN("-1"), MessageItems.SEQ, AttributeValue.fromN("-1")));
-        probe(client, coordinationTableRequest(options.coordinationTable()), absent,
-                Map.of(CoordinationItems.PK, AttributeValue.fromS("outbox-verify"),
-                        CoordinationItems.SK, AttributeValue.fromS("outbox-verify")));
+        probe(client, messagesTableRequest(options.messagesTable()), AttributeValue.fromN("-1"),
+                AttributeValue.fromN("-1"), absent);
+        probe(client, coordinationTableRequest(options.coordinationTable()), AttributeValue.fromS("outbox-verify"),
+                AttributeValue.fromS("outbox-verify"), absent);
         if (!absent.isEmpty()) {
             throw new OutboxMisconfigurationException("outbox table(s) " + absent + " do not exist (or are not "
                     + "visible in this region and account); create them (DynamoDbOutboxTables.messagesTableRequest "
-                    + "and coordinationTableRequest show how), or set "
-                    + DynamoDbOutboxStoreProvider.CREATE_TABLES + "=true to have the store create them at start-up");
+                    + "and coordinationTableRequest, or the CloudFormation and AWS CLI definitions shipped as "
+                    + DEFINITIONS + "), or set " + DynamoDbOutboxStoreProvider.CREATE_TABLES
+                    + "=true to have the store create them at start-up");
         }
     }
 
-    private static void probe(DynamoDbClient client, CreateTableRequest expected, List<String> absent,
-                              Map<String, AttributeValue> key) {
+    private static void probe(DynamoDbClient client, CreateTableRequest expected, AttributeValue hash,
+                              AttributeValue range, List<String> absent) {
+        String hashKey = expected.keySchema().get(0).attributeName();
+        String rangeKey = expected.keySchema().get(1).attributeName();
         try {
-            client.getItem(r -> r.tableName(expected.tableName()).key(key).projectionExpression("#k")
-                    .expressionAttributeNames(Map.of("#k", key.keySet().iterator().next())));
+            client.getItem(r -> r.tableName(expected.tableName()).key(Map.of(hashKey, hash, rangeKey, range))
+                    .projectionExpression("#h").expressionAttributeNames(Map.of("#h", hashKey)));
+            client.query(r -> r.tableName(expected.tableName()).limit(1)
+                    .keyConditionExpression("#h = :h AND #r > :r")
+                    .expressionAttributeNames(Map.of("#h", hashKey, "#r", rangeKey))
+                    .expressionAttributeValues(Map.of(":h", hash, ":r", range))
+                    .projectionExpression("#h"));
         } catch (ResourceNotFoundException e) {
             absent.add(expected.tableName());
         } catch (DynamoDbException e) {
@@ -145,7 +162,9 @@ public final class DynamoDbOutboxTables {
             }
             throw new OutboxMisconfigurationException("outbox table " + expected.tableName() + " does not have the"
                     + " key schema the outbox needs " + keys(expected.keySchema(), expected.attributeDefinitions())
-                    + " (" + e.awsErrorDetails().errorMessage() + "); use another table name or recreate it", e);
+                    + " (" + e.awsErrorDetails().errorMessage() + "); a key schema cannot be changed: use another table"
+                    + " name, or recreate the table with that key schema (DynamoDbOutboxTables, or the definitions "
+                    + "shipped as " + DEFINITIONS + ")", e);
         }
     }
 

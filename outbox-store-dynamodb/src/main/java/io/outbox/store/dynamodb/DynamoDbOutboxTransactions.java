@@ -49,7 +49,7 @@ public final class DynamoDbOutboxTransactions {
      * @throws RuntimeException what the writer throws (for example
      *     {@code TransactionCanceledException}); nothing was written and nothing notified
      */
-    public void write(Collection<TransactWriteItem> businessItems, List<? extends OutboxMessage> messages) {
+    public void write(Collection<TransactWriteItem> businessItems, List<OutboxMessage> messages) {
         writer.enqueue(businessItems, messages);
         int[] buckets = messages.stream().mapToInt(OutboxMessage::bucket).distinct().toArray();
         if (buckets.length > 0) {

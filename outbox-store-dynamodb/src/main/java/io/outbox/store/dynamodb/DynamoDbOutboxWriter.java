@@ -1,8 +1,9 @@
 package io.outbox.store.dynamodb;
 
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxPayloadTooLargeException;
 import io.outbox.spi.support.SequenceReservation;
-import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.spi.support.StoredMessages;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -110,7 +111,7 @@ public final class DynamoDbOutboxWriter {
      * @throws software.amazon.awssdk.core.exception.SdkException if a reservation fails; nothing was
      *     written (numbers already reserved stay as gaps)
      */
-    public List<TransactWriteItem> prepare(List<? extends OutboxMessage> messages) {
+    public List<TransactWriteItem> prepare(List<OutboxMessage> messages) {
         Objects.requireNonNull(messages, "messages must not be null");
         if (messages.size() > MAX_TRANSACTION_ITEMS) {
             throw new IllegalArgumentException(messages.size() + " outbox messages do not fit one DynamoDB transaction"
@@ -119,9 +120,9 @@ public final class DynamoDbOutboxWriter {
         }
         long totalBytes = 0;
         for (OutboxMessage m : messages) {
-            Objects.requireNonNull(m, "messages must not contain null")
-                    .requirePayloadAtMost(DynamoDbOutboxStore.MAX_PAYLOAD_BYTES);
-            totalBytes += m.payloadSize() + MessageItems.RESERVED_ITEM_BYTES;
+            StoredMessages.requirePayloadAtMost(Objects.requireNonNull(m, "messages must not contain null"),
+                    DynamoDbOutboxStore.MAX_PAYLOAD_BYTES);
+            totalBytes += StoredMessages.payloadSize(m) + MessageItems.RESERVED_ITEM_BYTES;
         }
         if (totalBytes > MessageItems.TRANSACTION_SIZE_LIMIT) {
             throw new IllegalArgumentException("the " + messages.size() + " outbox messages take up to " + totalBytes
@@ -150,7 +151,7 @@ public final class DynamoDbOutboxWriter {
      * @throws OutboxPayloadTooLargeException if a payload is too large; nothing was written
      * @throws TransactionCanceledException if DynamoDB cancelled the transaction; nothing was written
      */
-    public void enqueue(List<? extends OutboxMessage> messages) {
+    public void enqueue(List<OutboxMessage> messages) {
         enqueue(List.of(), messages);
     }
 
@@ -171,7 +172,7 @@ public final class DynamoDbOutboxWriter {
      * @throws TransactionCanceledException if DynamoDB cancelled the transaction; nothing was written
      *     (see {@link TransactionCanceledException#cancellationReasons()}, in request order)
      */
-    public void enqueue(Collection<TransactWriteItem> businessItems, List<? extends OutboxMessage> messages) {
+    public void enqueue(Collection<TransactWriteItem> businessItems, List<OutboxMessage> messages) {
         Objects.requireNonNull(businessItems, "businessItems must not be null");
         Objects.requireNonNull(messages, "messages must not be null");
         int total = businessItems.size() + messages.size();
@@ -208,8 +209,8 @@ public final class DynamoDbOutboxWriter {
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (408,576: 408,571 bytes of key and value).
      *

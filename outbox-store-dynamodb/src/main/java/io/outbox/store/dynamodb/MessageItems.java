@@ -1,7 +1,9 @@
 package io.outbox.store.dynamodb;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
 import io.outbox.spi.support.OutboxHeaderCodec;
+import io.outbox.spi.support.StoredMessages;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -65,15 +67,15 @@ final class MessageItems {
         Map<String, AttributeValue> item = key(message.bucket(), seq);
         item.put(ID, AttributeValue.fromS(message.messageId().toString()));
         item.put(TOPIC, AttributeValue.fromS(message.topic()));
-        byte[] key = message.key();
+        byte[] key = StoredMessages.key(message); // the message's own arrays: the SDK only reads them
         if (key != null) {
             item.put(KEY, AttributeValue.fromB(SdkBytes.fromByteArrayUnsafe(key)));
         }
-        byte[] value = message.value();
+        byte[] value = StoredMessages.value(message);
         if (value != null) {
             item.put(VALUE, AttributeValue.fromB(SdkBytes.fromByteArrayUnsafe(value)));
         }
-        item.put(HEADERS, AttributeValue.fromB(SdkBytes.fromByteArrayUnsafe(message.encodedHeaders())));
+        item.put(HEADERS, AttributeValue.fromB(SdkBytes.fromByteArrayUnsafe(StoredMessages.encodedHeaders(message))));
         if (message.partition() != null) {
             item.put(PARTITION, number(message.partition()));
         }
@@ -81,16 +83,20 @@ final class MessageItems {
         return item;
     }
 
-    static DynamoDbStoredMessage fromItem(String table, Map<String, AttributeValue> item) {
+    /**
+     * An item as a pending entry. The key and value arrays the SDK decoded become the message's
+     * without a copy: the response is read once and then dropped.
+     */
+    static Pending fromItem(String table, Map<String, AttributeValue> item) {
         int bucket = Math.toIntExact(requiredNumber(item, BUCKET));
         long seq = requiredNumber(item, SEQ);
         try {
-            OutboxMessage message = new OutboxMessage(UUID.fromString(required(item, ID).s()), bucket,
+            OutboxMessage message = StoredMessages.rebuild(UUID.fromString(required(item, ID).s()), bucket,
                     required(item, TOPIC).s(), bytesOrNull(item.get(KEY)), bytesOrNull(item.get(VALUE)),
-                    OutboxHeaderCodec.decode(required(item, HEADERS).b().asByteArray()),
+                    OutboxHeaderCodec.decode(required(item, HEADERS).b().asByteArrayUnsafe()),
                     item.containsKey(PARTITION) ? Math.toIntExact(requiredNumber(item, PARTITION)) : null,
                     Instant.ofEpochMilli(requiredNumber(item, CREATED_AT)));
-            return new DynamoDbStoredMessage(message, table, seq);
+            return new Pending(message, new Handle(table, seq));
         } catch (RuntimeException e) {
             throw new IllegalStateException("corrupt outbox item in table " + table + " (bucket " + bucket + ", seq "
                     + seq + "): " + e.getMessage(), e);
@@ -146,6 +152,10 @@ final class MessageItems {
     }
 
     private static byte[] bytesOrNull(AttributeValue v) {
-        return v == null ? null : v.b().asByteArray();
+        return v == null ? null : v.b().asByteArrayUnsafe();
+    }
+
+    /** The handle of a pending entry (S2): the messages table it was read from and its sort key. */
+    record Handle(String table, long seq) {
     }
 }

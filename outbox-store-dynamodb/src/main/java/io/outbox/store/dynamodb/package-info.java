@@ -6,7 +6,7 @@
  *       reserves per-bucket sequence numbers (E5) and yields {@code TransactWriteItem}s for the
  *       caller's own {@code TransactWriteItems}.</li>
  *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxStore}: the relay side, the four SPI methods
- *       and capabilities C1 to C3, with conditional-write leases; built with
+ *       (S1-S13) and capabilities C1 to C4 (no read ahead, C5), with conditional-write leases; built with
  *       {@link io.outbox.store.dynamodb.DynamoDbOutboxStore#builder(software.amazon.awssdk.services.dynamodb.DynamoDbClient)}.</li>
  *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxTables}: the two table definitions.</li>
  *   <li>{@link io.outbox.store.dynamodb.DynamoDbOutboxStoreProvider}: discovery under the name

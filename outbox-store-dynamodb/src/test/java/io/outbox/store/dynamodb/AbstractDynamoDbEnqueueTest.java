@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
-import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.OutboxPayloadTooLargeException;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -84,7 +86,8 @@ abstract class AbstractDynamoDbEnqueueTest {
     }
 
     private static OutboxMessage message(int bucket, String value) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, TOPIC,
+                ("key-" + bucket).getBytes(StandardCharsets.UTF_8),
                 value.getBytes(StandardCharsets.UTF_8), List.of(OutboxHeader.ofUtf8("source", "test")), null,
                 Instant.parse("2030-01-02T03:04:05.678Z"));
     }
@@ -111,8 +114,8 @@ abstract class AbstractDynamoDbEnqueueTest {
         return response.hasItem() ? response.item() : Map.of();
     }
 
-    private static List<UUID> ids(List<? extends OutboxMessage> messages) {
-        return messages.stream().map(OutboxMessage::messageId).toList();
+    private static List<UUID> ids(List<Pending> read) {
+        return read.stream().map(p -> p.message().messageId()).toList();
     }
 
     private static long seq(TransactWriteItem item) {
@@ -130,7 +133,7 @@ abstract class AbstractDynamoDbEnqueueTest {
         assertThat(orderExists("order-1")).isTrue();
         assertThat(store.bucketsWithPending(List.of(0, 1, 2, 3, 4, 5, 6, 7))).containsExactly(3, 5);
         assertThat(ids(store.nextBatch(3, 10))).containsExactly(messages.get(0).messageId(), messages.get(2).messageId());
-        assertThat(store.nextBatch(5, 10).get(0).sameContent(messages.get(1))).isTrue();
+        assertThat(store.nextBatch(5, 10).get(0).message()).isEqualTo(messages.get(1));
     }
 
     @Test
@@ -234,7 +237,7 @@ abstract class AbstractDynamoDbEnqueueTest {
     @Test
     void E4_messagesOverFourMegabytesAreRefusedBeforeAnythingIsReserved() {
         byte[] big = new byte[(int) DynamoDbOutboxStore.MAX_PAYLOAD_BYTES - 5];
-        List<OutboxMessage> eleven = IntStream.range(0, 11).mapToObj(i -> new OutboxMessage(UUID.randomUUID(), 7,
+        List<OutboxMessage> eleven = IntStream.range(0, 11).mapToObj(i -> StoredMessages.rebuild(UUID.randomUUID(), 7,
                 TOPIC, null, big, List.of(), null, Instant.EPOCH)).toList();
         assertThatThrownBy(() -> writer.prepare(eleven)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("4194304 bytes");
@@ -243,7 +246,7 @@ abstract class AbstractDynamoDbEnqueueTest {
 
     @Test
     void S10_aPayloadOverTheLimitIsRefusedBeforeAnythingIsReserved() {
-        OutboxMessage tooLarge = new OutboxMessage(UUID.randomUUID(), 2, TOPIC, null,
+        OutboxMessage tooLarge = StoredMessages.rebuild(UUID.randomUUID(), 2, TOPIC, null,
                 new byte[(int) DynamoDbOutboxStore.MAX_PAYLOAD_BYTES - 4], List.of(), null, Instant.EPOCH);
         assertThatThrownBy(() -> writer.enqueue(List.of(putOrder("order-4")), List.of(message(2, "ok"), tooLarge)))
                 .isInstanceOf(OutboxPayloadTooLargeException.class).hasMessageContaining("408576");
@@ -265,16 +268,16 @@ abstract class AbstractDynamoDbEnqueueTest {
         int headerBytes = io.outbox.spi.support.OutboxHeaderCodec.encodedSize(headers);
         byte[] value = new byte[(int) DynamoDbOutboxStore.MAX_PAYLOAD_BYTES - key.length - headerBytes];
         random.nextBytes(value);
-        OutboxMessage worst = new OutboxMessage(UUID.randomUUID(), Integer.MAX_VALUE, "t".repeat(249), key, value,
+        OutboxMessage worst = StoredMessages.rebuild(UUID.randomUUID(), Integer.MAX_VALUE, "t".repeat(249), key, value,
                 headers, Integer.MAX_VALUE, Instant.ofEpochMilli(Long.MAX_VALUE / 1000 * 997 + 123));
-        assertThat(worst.payloadSize()).isEqualTo(DynamoDbOutboxStore.MAX_PAYLOAD_BYTES);
+        assertThat(StoredMessages.payloadSize(worst)).isEqualTo(DynamoDbOutboxStore.MAX_PAYLOAD_BYTES);
         assertThat(MessageItems.itemSize(MessageItems.toItem(worst, Long.MAX_VALUE)))
                 .isLessThanOrEqualTo(MessageItems.ITEM_SIZE_LIMIT);
 
         writer.enqueue(List.of(worst));
-        List<OutboxMessage> read = store.nextBatch(Integer.MAX_VALUE, 1);
+        List<Pending> read = store.nextBatch(Integer.MAX_VALUE, 1);
         assertThat(read).hasSize(1);
-        assertThat(read.get(0).sameContent(worst)).isTrue();
+        assertThat(read.get(0).message()).isEqualTo(worst);
     }
 
     @Test

@@ -7,6 +7,8 @@ import io.outbox.OutboxMessage;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import io.outbox.tck.TckClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -92,7 +94,7 @@ abstract class AbstractDynamoDbLeaseTest {
     }
 
     private OutboxMessage message(int bucket) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, "t", "k".getBytes(StandardCharsets.UTF_8),
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, "t", "k".getBytes(StandardCharsets.UTF_8),
                 "v".getBytes(StandardCharsets.UTF_8), List.of(), null, clock.instant());
     }
 
@@ -303,7 +305,7 @@ abstract class AbstractDynamoDbLeaseTest {
         assertThat(calls.calls()).as("enqueue: one increment per bucket, one transaction")
                 .isEqualTo(Map.of("UpdateItem", 2, "TransactWriteItems", 1));
         calls.reset();
-        List<OutboxMessage> batch = store.nextBatch(1, 30);
+        List<Pending> batch = store.nextBatch(1, 30);
         assertThat(batch).hasSize(30);
         assertThat(calls.calls()).as("nextBatch").isEqualTo(Map.of("Query", 1));
         calls.reset();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -61,7 +62,7 @@ class DynamoDbOutboxWriterTest {
     }
 
     private static List<OutboxMessage> oneMessage() {
-        return List.of(new OutboxMessage(UUID.randomUUID(), 0, "t", null, new byte[] {1}, List.of(), null,
+        return List.of(StoredMessages.rebuild(UUID.randomUUID(), 0, "t", null, new byte[] {1}, List.of(), null,
                 Instant.EPOCH));
     }
 

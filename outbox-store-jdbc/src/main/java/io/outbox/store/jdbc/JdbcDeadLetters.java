@@ -5,8 +5,13 @@ import io.outbox.spi.DeadLetterConflictException;
 import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.HeadFailure;
+import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.store.jdbc.JdbcTable.Column;
+import io.outbox.store.jdbc.JdbcTable.Key;
+import io.outbox.store.jdbc.JdbcTable.Need;
+import io.outbox.store.jdbc.JdbcTable.Type;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,6 +20,7 @@ import java.sql.Types;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -39,7 +45,7 @@ import javax.sql.DataSource;
  * published head needs no delete on the publishing path; a move deletes the bucket's row of the
  * moved message in its transaction. Thread-safe.
  */
-final class JdbcDeadLetters {
+final class JdbcDeadLetters implements DeadLetters {
 
     /** Appended to the messages table's name for the dead-letter table. */
     static final String SUFFIX = "_dead";
@@ -76,46 +82,30 @@ final class JdbcDeadLetters {
         return tables.messages() + FAILING_SUFFIX;
     }
 
-    /** The DDL of the dead-letter and failing heads' tables, idempotent; part of {@link JdbcDialect#createStatements}. */
-    static List<String> createStatements(JdbcDialect d, JdbcOutboxTables tables) {
-        String table = d.qualified(tables, tableName(tables));
-        String c = "\n    ";
-        boolean mysql = d == JdbcDialect.MYSQL;
-        String binary = switch (d) {
-            case POSTGRESQL -> "BYTEA";
-            case MYSQL -> "LONGBLOB";
-            case H2 -> "VARBINARY";
-        };
-        String text = mysql ? " CHARACTER SET utf8mb4" : "";
-        return List.of("CREATE TABLE IF NOT EXISTS " + table + " (" + c
-                + d.quote("message_id") + (mysql ? " CHAR(36) CHARACTER SET ascii" : " UUID") + " NOT NULL," + c
-                + d.quote("bucket") + " INTEGER NOT NULL," + c
-                + d.quote("topic") + " VARCHAR(249)" + (mysql ? " CHARACTER SET ascii" : "") + " NOT NULL," + c
-                + d.quote("record_key") + " " + binary + " NULL," + c
-                + d.quote("record_value") + " " + binary + " NULL," + c
-                + d.quote("headers") + " " + binary + " NOT NULL," + c
-                + d.quote("kafka_partition") + " INTEGER NULL," + c
-                + d.quote("created_at") + " BIGINT NOT NULL," + c
-                + d.quote("reason") + " VARCHAR(" + DeadLetterFailure.MAX_REASON_LENGTH + ")" + text + " NOT NULL," + c
-                + d.quote("cause_class") + " VARCHAR(" + DeadLetterFailure.MAX_CAUSE_CLASS_LENGTH + ")" + text
-                + " NOT NULL," + c
-                + d.quote("attempts") + " INTEGER NOT NULL," + c
-                + d.quote("first_failure_at") + " BIGINT NOT NULL," + c
-                + d.quote("last_failure_at") + " BIGINT NOT NULL," + c
-                + d.quote("relay_id") + (mysql ? " VARBINARY(512)" : " VARCHAR(128)") + " NOT NULL," + c
-                + d.quote("dead_lettered_at") + " BIGINT NOT NULL," + c
-                + "PRIMARY KEY (" + d.quote("message_id") + ")\n)" + (mysql ? " ENGINE=InnoDB" : ""),
-                "CREATE TABLE IF NOT EXISTS " + d.qualified(tables, failingTableName(tables)) + " (" + c
-                + d.quote("bucket") + " INTEGER NOT NULL," + c
-                + d.quote("message_id") + (mysql ? " CHAR(36) CHARACTER SET ascii" : " UUID") + " NOT NULL," + c
-                + d.quote("reason") + " VARCHAR(" + DeadLetterFailure.MAX_REASON_LENGTH + ")" + text + " NOT NULL," + c
-                + d.quote("cause_class") + " VARCHAR(" + DeadLetterFailure.MAX_CAUSE_CLASS_LENGTH + ")" + text
-                + " NOT NULL," + c
-                + d.quote("attempts") + " INTEGER NOT NULL," + c
-                + d.quote("first_failure_at") + " BIGINT NOT NULL," + c
-                + d.quote("last_failure_at") + " BIGINT NOT NULL," + c
-                + d.quote("relay_id") + (mysql ? " VARBINARY(512)" : " VARCHAR(128)") + " NOT NULL," + c
-                + "PRIMARY KEY (" + d.quote("bucket") + ")\n)" + (mysql ? " ENGINE=InnoDB" : ""));
+    /** The dead-letter and failing heads' tables; part of {@link JdbcDialect#tables}. */
+    static List<JdbcTable> tables(JdbcOutboxTables tables) {
+        List<Column> failure = List.of(
+                Column.notNull("reason", Type.TEXT, DeadLetterFailure.MAX_REASON_LENGTH),
+                Column.notNull("cause_class", Type.TEXT, DeadLetterFailure.MAX_CAUSE_CLASS_LENGTH),
+                Column.notNull("attempts", Type.INTEGER),
+                Column.notNull("first_failure_at", Type.BIGINT),
+                Column.notNull("last_failure_at", Type.BIGINT),
+                Column.notNull("relay_id", Type.NAME, LeaseRequest.MAX_RELAY_ID_LENGTH));
+        List<Column> dead = new ArrayList<>(List.of(Column.notNull("message_id", Type.UUID),
+                Column.notNull("bucket", Type.INTEGER)));
+        dead.addAll(JdbcDialect.RECORD_COLUMNS);
+        dead.addAll(failure);
+        dead.add(Column.notNull("dead_lettered_at", Type.BIGINT));
+        List<Column> failing = new ArrayList<>(List.of(Column.notNull("bucket", Type.INTEGER),
+                Column.notNull("message_id", Type.UUID)));
+        failing.addAll(failure);
+        return List.of(new JdbcTable(tables.schema(), tableName(tables), dead,
+                        List.of(Key.primary(null, Need.UNIQUE, "one dead letter per message id: moves, replays and "
+                                + "purges find a dead letter by its id, and the list pages through it", "message_id")),
+                        List.of()),
+                new JdbcTable(tables.schema(), failingTableName(tables), failing,
+                        List.of(Key.primary(null, Need.UNIQUE, "one failing head per bucket, found by it", "bucket")),
+                        List.of()));
     }
 
     /** Drops the dead-letter and failing heads' tables if they exist; part of {@link JdbcDialect#dropStatements}. */
@@ -124,7 +114,14 @@ final class JdbcDeadLetters {
                 "DROP TABLE IF EXISTS " + d.qualified(tables, failingTableName(tables)));
     }
 
-    boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction on the dead-letter table {@code <messages>_dead}: the pending row is read
+     * with {@code SELECT ... FOR UPDATE}, copied as stored and deleted.
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -230,7 +227,15 @@ final class JdbcDeadLetters {
         }
     }
 
-    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One transaction on the failing heads' table {@code <messages>_failing} (one row per
+     * bucket): the bucket's row is deleted and the new one inserted, after checking that the
+     * message is pending.
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -265,7 +270,14 @@ final class JdbcDeadLetters {
         });
     }
 
-    List<HeadFailure> headFailures(List<Integer> buckets) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One query: the buckets' rows of {@code <messages>_failing} whose message id is the
+     * bucket's head's (the lowest id of the bucket, through the (bucket, id) key).
+     */
+    @Override
+    public List<HeadFailure> headFailures(List<Integer> buckets) {
         List<Integer> asked = StoreArguments.requireBuckets(buckets);
         if (asked.isEmpty()) {
             return List.of();
@@ -275,7 +287,7 @@ final class JdbcDeadLetters {
             String sql = "SELECT " + q(d, FAILING_COLUMNS).replace(d.quote("bucket"), "f." + d.quote("bucket"))
                     .replace(d.quote("message_id"), "f." + d.quote("message_id")) + " FROM "
                     + d.qualified(tables, failingTableName(tables)) + " f WHERE f." + d.quote("bucket") + " IN ("
-                    + String.join(", ", java.util.Collections.nCopies(asked.size(), "?")) + ") AND f."
+                    + String.join(", ", Collections.nCopies(asked.size(), "?")) + ") AND f."
                     + d.quote("message_id") + " = (SELECT h." + d.quote("message_id") + " FROM " + messages
                     + " h WHERE h." + d.quote("bucket") + " = f." + d.quote("bucket") + " ORDER BY h."
                     + d.quote("bucket") + ", h." + d.quote("id") + " LIMIT 1) ORDER BY f." + d.quote("bucket");
@@ -296,7 +308,8 @@ final class JdbcDeadLetters {
         });
     }
 
-    List<DeadLetter> list(UUID after, int limit) {
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
         DeadLetters.requireLimit(limit);
         return inTransaction("listing dead letters", (c, d) -> {
             String sql = "SELECT " + q(d, COLUMNS) + " FROM " + d.qualified(tables, tableName(tables))
@@ -319,13 +332,15 @@ final class JdbcDeadLetters {
         });
     }
 
-    Optional<DeadLetter> get(UUID messageId) {
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
         return inTransaction("reading dead letter " + messageId, (c, d) -> Optional.ofNullable(select(c, d, messageId,
                 false)));
     }
 
-    boolean replay(UUID messageId) {
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
         return inTransaction("replaying dead letter " + messageId, (c, d) -> {
             DeadLetter dead = select(c, d, messageId, true);
@@ -356,7 +371,8 @@ final class JdbcDeadLetters {
         });
     }
 
-    boolean purge(UUID messageId) {
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
         return inTransaction("purging dead letter " + messageId, (c, d) -> delete(c, d, messageId) == 1);
     }

@@ -1,14 +1,23 @@
 package io.outbox.store.jdbc;
 
+import io.outbox.OutboxMessage;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.store.jdbc.JdbcTable.Check;
+import io.outbox.store.jdbc.JdbcTable.Column;
+import io.outbox.store.jdbc.JdbcTable.Key;
+import io.outbox.store.jdbc.JdbcTable.Need;
+import io.outbox.store.jdbc.JdbcTable.Type;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
  * The SQL dialects the JDBC store speaks: the quoting, column types, upsert and insert-if-absent
@@ -37,6 +46,15 @@ public enum JdbcDialect {
 
     /** H2 2.x, embedded or server; tested on 2.5.252. */
     H2("h2");
+
+    /** The columns of a message's record, as pending and as dead-lettered: topic to creation time. */
+    static final List<Column> RECORD_COLUMNS = List.of(
+            Column.notNull("topic", Type.ASCII_TEXT, OutboxMessage.MAX_TOPIC_LENGTH),
+            Column.nullable("record_key", Type.BINARY),
+            Column.nullable("record_value", Type.BINARY),
+            Column.notNull("headers", Type.BINARY),
+            Column.nullable("kafka_partition", Type.INTEGER),
+            Column.notNull("created_at", Type.BIGINT));
 
     private final String configName;
 
@@ -156,82 +174,51 @@ public enum JdbcDialect {
      * @return the statements, in order, without trailing semicolons; immutable
      */
     public List<String> createStatements(JdbcOutboxTables tables) {
-        Objects.requireNonNull(tables, "tables must not be null");
-        String messages = qualified(tables, tables.messages());
-        String leases = qualified(tables, tables.leases());
-        String relays = qualified(tables, tables.relays());
-        String c = "\n    ";
-        if (this == MYSQL) {
-            return withDeadLetters(tables, List.of(
-                    "CREATE TABLE IF NOT EXISTS " + messages + " (" + c
-                            + q("id") + " BIGINT NOT NULL AUTO_INCREMENT," + c
-                            + q("bucket") + " INT NOT NULL," + c
-                            + q("message_id") + " CHAR(36) CHARACTER SET ascii NOT NULL," + c
-                            + q("topic") + " VARCHAR(249) CHARACTER SET ascii NOT NULL," + c
-                            + q("record_key") + " LONGBLOB NULL," + c
-                            + q("record_value") + " LONGBLOB NULL," + c
-                            + q("headers") + " LONGBLOB NOT NULL," + c
-                            + q("kafka_partition") + " INT NULL," + c
-                            + q("created_at") + " BIGINT NOT NULL," + c
-                            + "PRIMARY KEY (" + q("bucket") + ", " + q("id") + ")," + c
-                            + "CONSTRAINT " + quote(tables.messagesBucketCheck()) + " CHECK (" + q("bucket")
-                            + " >= 0)," + c
-                            + "KEY " + quote(tables.messagesIdIndex()) + " (" + q("id") + ")\n"
-                            + ") ENGINE=InnoDB",
-                    "CREATE TABLE IF NOT EXISTS " + leases + " (" + c
-                            + q("bucket") + " INT NOT NULL," + c
-                            + q("owner") + " VARBINARY(512) NULL," + c
-                            + q("expires_at") + " BIGINT NOT NULL," + c
-                            + "PRIMARY KEY (" + q("bucket") + ")\n"
-                            + ") ENGINE=InnoDB",
-                    "CREATE TABLE IF NOT EXISTS " + relays + " (" + c
-                            + q("relay_id") + " VARBINARY(512) NOT NULL," + c
-                            + q("last_seen") + " BIGINT NOT NULL," + c
-                            + "PRIMARY KEY (" + q("relay_id") + ")\n"
-                            + ") ENGINE=InnoDB"));
-        }
-        String leasesTable = "CREATE TABLE IF NOT EXISTS " + leases + " (" + c
-                + q("bucket") + " INTEGER NOT NULL PRIMARY KEY," + c
-                + q("owner") + " VARCHAR(128)," + c
-                + q("expires_at") + " BIGINT NOT NULL\n)";
-        String relaysTable = "CREATE TABLE IF NOT EXISTS " + relays + " (" + c
-                + q("relay_id") + " VARCHAR(128) NOT NULL PRIMARY KEY," + c
-                + q("last_seen") + " BIGINT NOT NULL\n)";
-        // PostgreSQL and H2 differ in the binary type and the keys. PostgreSQL: the primary key is
-        // (bucket, id) and there is no index on id alone, since a planner that had one chose it for
-        // a bucket's batch once statistics were gathered and read past every other bucket's rows,
-        // filtering. H2: an id primary key is the table's own row key, so the (bucket, id) index
-        // is the only one besides it.
-        boolean postgres = this == POSTGRESQL;
-        String binary = postgres ? "BYTEA" : "VARBINARY";
-        String messagesTable = "CREATE TABLE IF NOT EXISTS " + messages + " (" + c
-                + q("id") + " BIGINT GENERATED BY DEFAULT AS IDENTITY" + (postgres ? "," : " PRIMARY KEY,") + c
-                + q("bucket") + " INTEGER NOT NULL," + c
-                + q("message_id") + " UUID NOT NULL," + c
-                + q("topic") + " VARCHAR(249) NOT NULL," + c
-                + q("record_key") + " " + binary + "," + c
-                + q("record_value") + " " + binary + "," + c
-                + q("headers") + " " + binary + " NOT NULL," + c
-                + q("kafka_partition") + " INTEGER," + c
-                + q("created_at") + " BIGINT NOT NULL," + c
-                + "CONSTRAINT " + quote(tables.messagesBucketCheck()) + " CHECK (" + q("bucket") + " >= 0)"
-                + (postgres ? "," + c + "CONSTRAINT " + quote(tables.messagesIndex()) + " PRIMARY KEY ("
-                        + q("bucket") + ", " + q("id") + ")" : "")
-                + "\n)";
-        if (postgres) {
-            return withDeadLetters(tables, List.of(messagesTable, leasesTable, relaysTable));
-        }
-        return withDeadLetters(tables, List.of(messagesTable, "CREATE INDEX IF NOT EXISTS "
-                + qualified(tables, tables.messagesIndex()) + " ON " + messages + " (" + q("bucket") + ", " + q("id")
-                + ")", leasesTable, relaysTable));
+        return tables(tables).stream().flatMap(table -> table.createStatements(this).stream()).toList();
     }
 
-    /** The statements followed by the dead-letter table's (capability C4, {@link JdbcDeadLetters}). */
-    private List<String> withDeadLetters(JdbcOutboxTables tables, List<String> statements) {
-        List<String> all = new java.util.ArrayList<>(statements);
-        all.addAll(JdbcDeadLetters.createStatements(this, tables));
+    /**
+     * The store's tables as its statements need them, in creation order: messages, leases, relays,
+     * then the dead letters' two ({@link JdbcDeadLetters}). What {@link #createStatements} creates
+     * and {@link JdbcOutboxStore#verifySchema()} checks.
+     */
+    List<JdbcTable> tables(JdbcOutboxTables tables) {
+        Objects.requireNonNull(tables, "tables must not be null");
+        String batches = "a bucket's batch is read in (bucket, id) order and deleted by (bucket, id) through it, and "
+                + "without it every read scans the table";
+        // PostgreSQL: the primary key is (bucket, id) and there is no index on id alone, since a
+        // planner that had one chose it for a bucket's batch once statistics were gathered and read
+        // past every other bucket's rows, filtering. MySQL/MariaDB: the primary key is (bucket, id)
+        // too; AUTO_INCREMENT needs an index leading with id. H2: an id primary key is the table's
+        // own row key, so the (bucket, id) index is the only one besides it.
+        List<Key> messageKeys = switch (this) {
+            case POSTGRESQL -> List.of(Key.primary(tables.messagesIndex(), Need.ORDERED, batches, "bucket", "id"));
+            case MYSQL -> List.of(Key.primary(null, Need.ORDERED, batches, "bucket", "id"),
+                    Key.index(tables.messagesIdIndex(), Need.NONE, "AUTO_INCREMENT needs it", "id"));
+            case H2 -> List.of(Key.primary(null, Need.NONE, "the row key", "id"),
+                    Key.index(tables.messagesIndex(), Need.ORDERED, batches, "bucket", "id"));
+        };
+        List<Column> messageColumns = Stream.concat(Stream.of(Column.notNull("id", Type.IDENTITY),
+                Column.notNull("bucket", Type.INTEGER), Column.notNull("message_id", Type.UUID)),
+                RECORD_COLUMNS.stream()).toList();
+        List<JdbcTable> all = new ArrayList<>(List.of(
+                new JdbcTable(tables.schema(), tables.messages(), messageColumns,
+                        messageKeys, List.of(new Check(tables.messagesBucketCheck(), "bucket", ">= 0"))),
+                new JdbcTable(tables.schema(), tables.leases(), List.of(
+                        Column.notNull("bucket", Type.INTEGER),
+                        Column.nullable("owner", Type.NAME, LeaseRequest.MAX_RELAY_ID_LENGTH),
+                        Column.notNull("expires_at", Type.BIGINT)),
+                        List.of(Key.primary(null, Need.UNIQUE, "one lease row per bucket, inserted if absent on it",
+                                "bucket")), List.of()),
+                new JdbcTable(tables.schema(), tables.relays(), List.of(
+                        Column.notNull("relay_id", Type.NAME, LeaseRequest.MAX_RELAY_ID_LENGTH),
+                        Column.notNull("last_seen", Type.BIGINT)),
+                        List.of(Key.primary(null, Need.UNIQUE, "one heartbeat row per relay, upserted on it",
+                                "relay_id")), List.of())));
+        all.addAll(JdbcDeadLetters.tables(tables));
         return List.copyOf(all);
     }
+
     /**
      * The statements that drop the tables (and with them the index), if they exist: for tests
      * and for uninstalling. Every pending message is lost.
@@ -241,7 +228,7 @@ public enum JdbcDialect {
      */
     public List<String> dropStatements(JdbcOutboxTables tables) {
         Objects.requireNonNull(tables, "tables must not be null");
-        List<String> all = new java.util.ArrayList<>(List.of("DROP TABLE IF EXISTS " + qualified(tables, tables.messages()),
+        List<String> all = new ArrayList<>(List.of("DROP TABLE IF EXISTS " + qualified(tables, tables.messages()),
                 "DROP TABLE IF EXISTS " + qualified(tables, tables.leases()),
                 "DROP TABLE IF EXISTS " + qualified(tables, tables.relays())));
         all.addAll(JdbcDeadLetters.dropStatements(this, tables));

@@ -3,6 +3,11 @@ package io.outbox.store.jdbc;
 import io.outbox.InboxRetention;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.support.InboxArguments;
+import io.outbox.store.jdbc.JdbcTable.Column;
+import io.outbox.store.jdbc.JdbcTable.Key;
+import io.outbox.store.jdbc.JdbcTable.Need;
+import io.outbox.store.jdbc.JdbcTable.Type;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -144,7 +149,7 @@ public final class JdbcInbox implements InboxRetention {
         JdbcDialect dialect = configuredDialect != null ? configuredDialect : JdbcDialect.detect(connection);
         try (PreparedStatement insert = connection.prepareStatement(insertIfAbsent(dialect))) {
             if (dialect == JdbcDialect.MYSQL) {
-                insert.setBytes(1, consumerName.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                insert.setBytes(1, consumerName.getBytes(StandardCharsets.UTF_8));
             } else {
                 insert.setString(1, consumerName);
             }
@@ -254,17 +259,18 @@ public final class JdbcInbox implements InboxRetention {
     }
 
     /**
-     * Checks that the table exists with the three columns, reading no row.
+     * Checks that the table exists with the columns, types, primary key and {@code seen_at} index
+     * the inbox's statements need, from the database's metadata (an index counts by its leading
+     * columns, whatever its name). Reads no row.
      *
-     * @throws OutboxMisconfigurationException naming the table and how to create it
+     * @throws OutboxMisconfigurationException on one line, naming the table and what it lacks, and
+     *     for a missing key or index its columns and the DDL that creates it
      * @throws JdbcOutboxException on another database error
      */
     public void verifySchema() {
         run("checking the inbox table", (c, dialect) -> {
-            try (Statement s = c.createStatement()) {
-                s.executeQuery("SELECT " + dialect.quote("consumer") + ", " + dialect.quote("message_id") + ", "
-                        + dialect.quote("seen_at") + " FROM " + qualified(dialect) + " WHERE 1 = 0").close();
-            }
+            JdbcTable.verify("inbox", c, dialect, List.of(tableSpec()), 0, "create it with JdbcInbox.createSchema() "
+                    + "or the DDL of JdbcInbox.createStatements");
             return null;
         });
     }
@@ -277,27 +283,20 @@ public final class JdbcInbox implements InboxRetention {
      */
     public List<String> createStatements(JdbcDialect dialect) {
         Objects.requireNonNull(dialect, "dialect must not be null");
-        String t = qualified(dialect);
-        String consumer = dialect.quote("consumer");
-        String messageId = dialect.quote("message_id");
-        String seenAt = dialect.quote("seen_at");
-        String index = dialect.quote(table + INDEX_SUFFIX);
-        String c = "\n    ";
-        return switch (dialect) {
-            case MYSQL -> List.of("CREATE TABLE IF NOT EXISTS " + t + " (" + c
-                    + consumer + " VARBINARY(400) NOT NULL," + c
-                    + messageId + " CHAR(36) CHARACTER SET ascii NOT NULL," + c
-                    + seenAt + " BIGINT NOT NULL," + c
-                    + "PRIMARY KEY (" + consumer + ", " + messageId + ")," + c
-                    + "KEY " + index + " (" + seenAt + ")\n) ENGINE=InnoDB");
-            case POSTGRESQL, H2 -> List.of("CREATE TABLE IF NOT EXISTS " + t + " (" + c
-                    + consumer + " VARCHAR(" + InboxArguments.MAX_CONSUMER_NAME_LENGTH + ") NOT NULL," + c
-                    + messageId + " UUID NOT NULL," + c
-                    + seenAt + " BIGINT NOT NULL," + c
-                    + "PRIMARY KEY (" + consumer + ", " + messageId + ")\n)",
-                    "CREATE INDEX IF NOT EXISTS " + (dialect == JdbcDialect.H2 && schema != null
-                            ? dialect.quote(schema) + "." + index : index) + " ON " + t + " (" + seenAt + ")");
-        };
+        return tableSpec().createStatements(dialect);
+    }
+
+    /** The table as the inbox's statements need it: what {@link #createStatements} creates, {@link #verifySchema()} checks. */
+    JdbcTable tableSpec() {
+        return new JdbcTable(schema, table, List.of(
+                Column.notNull("consumer", Type.NAME, InboxArguments.MAX_CONSUMER_NAME_LENGTH),
+                Column.notNull("message_id", Type.UUID),
+                Column.notNull("seen_at", Type.BIGINT)),
+                List.of(Key.primary(null, Need.UNIQUE, "exactly one first delivery per consumer and message id (rule I1)"
+                                + " rests on it", "consumer", "message_id"),
+                        Key.index(table + INDEX_SUFFIX, Need.ORDERED, "the retention cleanup (rule I2) finds expired "
+                                + "markers through it", "seen_at")),
+                List.of());
     }
 
     /**
@@ -481,7 +480,7 @@ public final class JdbcInbox implements InboxRetention {
 
         /**
          * Sets how long markers are kept at least (I2); size it above the longest time a repeat can
-         * take to arrive (README, Inbox).
+         * take to arrive (docs/inbox.md).
          *
          * @param retention at least 1 s; default 7 days
          * @return this builder

@@ -1,18 +1,20 @@
 package io.outbox.store.jdbc;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.CorruptMessageException;
-import io.outbox.spi.DeadLetter;
-import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.LeaseTable;
+import io.outbox.spi.LeaseView;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -21,6 +23,7 @@ import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.OutboxHeaderCodec;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.spi.support.StoredMessages;
 import java.sql.BatchUpdateException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,7 +39,6 @@ import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -50,9 +52,10 @@ import javax.sql.DataSource;
 /**
  * The outbox store on a relational database over JDBC: PostgreSQL, MySQL/MariaDB or H2
  * ({@link JdbcDialect}). It implements the store SPI and the capabilities C1
- * {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease}, C4 {@link DeadLetters}
- * and C5 {@link ReadAhead}; messages are
- * written by {@link #writer()} on the application's own connection (rule E4).
+ * {@link LeaseRenewal}, C2 {@link PendingMetrics}, C3 {@link LeaseRelease} and C5
+ * {@link ReadAhead} itself; C4 {@link DeadLetters} is its dead-letter table's
+ * ({@link #deadLetters()}). Messages are written by {@link #writer()} on the application's own
+ * connection (rule E4).
  *
  * <pre>{@code
  * JdbcOutboxStore store = JdbcOutboxStore.builder(dataSource).tablePrefix("outbox_").build();
@@ -70,7 +73,16 @@ import javax.sql.DataSource;
  * <h2>Statements</h2>
  * <ul>
  *   <li>{@link #nextBatch}: {@code ... WHERE bucket = ? ORDER BY bucket, id LIMIT ?}, read in
- *       the order of the {@code (bucket, id)} index, stopping at the limit.</li>
+ *       the order of the {@code (bucket, id)} index, stopping at the limit. When the count times
+ *       the largest payload could exceed the byte budget (S1), the database bounds the bytes: the
+ *       limited rows with their sizes ({@code OCTET_LENGTH} of key, value and headers), a running
+ *       {@code SUM(...) OVER (ORDER BY id)} and row count, and only the rows within the budget (the
+ *       first always), so no more than the budget crosses the wire or is held by the driver
+ *       (PostgreSQL's driver holds a whole result in auto-commit). On PostgreSQL the columns ride
+ *       through the window, one pass over the index with no join back; on MySQL/MariaDB, whose
+ *       derived tables holding {@code BLOB}s cannot stay in the memory engine, the window sees only
+ *       ids and sizes and the rows within the budget are joined back for their columns. H2,
+ *       in this JVM, reads with the plain statement and stops at the budget row by row.</li>
  *   <li>{@link #nextBatchExcluding} (C5, the relay's read ahead): the same statement with
  *       {@code AND id NOT IN (...)} for the batch in flight (PostgreSQL: {@code AND NOT EXISTS
  *       (SELECT 1 FROM unnest(?) ...)} with the ids as one array, a merge anti-join). On H2, which
@@ -108,7 +120,7 @@ import javax.sql.DataSource;
  * writers' inserts wait; the provider's pool uses it.
  *
  * <h2>Payload limit</h2>
- * The store accepts payloads ({@link OutboxMessage#payloadSize()}) up to
+ * The store accepts payloads ({@link StoredMessages#payloadSize}) up to
  * {@link #maxPayloadBytes()}, {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes unless configured
  * otherwise; the writer refuses larger messages before writing anything (S10). The default leaves
  * about 48 KiB below Kafka's default {@code max.request.size} (1 MiB) and the broker's
@@ -128,8 +140,8 @@ import javax.sql.DataSource;
  * table, column or schema: that is an {@link OutboxMisconfigurationException} naming it, which
  * stops a relay (rule R6) instead of being retried for ever.
  */
-public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters, ReadAhead {
+public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal.Self, PendingMetrics.Self,
+        LeaseRelease.Self, ReadAhead.Self, LeaseView.Self {
 
     /**
      * The default largest payload, in bytes: 1,000,000, which a Kafka producer and broker on their
@@ -214,12 +226,12 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link io.outbox.OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (1,000,000 by default: 999,995 bytes of key and value).
      *
-     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     * @return the limit on {@link StoredMessages#payloadSize}, in bytes
      */
     public long maxPayloadBytes() {
         return maxPayloadBytes;
@@ -288,54 +300,31 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     }
 
     /**
-     * Checks that the three tables exist and have every column the store reads and writes, so
-     * that a store on absent tables fails at start-up instead of on each call. One
-     * {@code SELECT <columns> FROM <table> WHERE 1 = 0} per table: it reads no row. The provider
-     * calls it when {@value JdbcOutboxStoreProvider#CREATE_SCHEMA} is off.
+     * Checks that every table {@link #createSchema()} makes (messages, leases, relays, and the dead
+     * letters' two) exists and can serve the store's statements, so that a store on absent or
+     * altered tables fails at start-up instead of on each call, or slowly: every column the store
+     * reads and writes, of a usable type (binary columns large enough for
+     * {@link #maxPayloadBytes()}, NULL allowed where the store writes it, {@code id} filled by the
+     * database), and every key and index a statement needs. It reads the database's metadata, never
+     * index names: an index counts when its leading columns are what a statement needs, such as
+     * {@code (bucket, id)} for a bucket's batch, or when it is the primary key or a unique index on
+     * exactly the columns whose uniqueness a statement relies on, such as a lease's {@code bucket}.
+     * Reads no row. The provider calls it when {@value JdbcOutboxStoreProvider#CREATE_SCHEMA} is
+     * off.
      *
-     * @throws OutboxMisconfigurationException naming every absent table, or the table with an
-     *     absent column, and how to create them ({@link #createSchema()}, or the provider setting
-     *     {@value JdbcOutboxStoreProvider#CREATE_SCHEMA}{@code =true}); rule R6 makes it fatal
+     * @throws OutboxMisconfigurationException on one line, naming every absent table and how to
+     *     create them ({@link #createSchema()}, or the provider setting
+     *     {@value JdbcOutboxStoreProvider#CREATE_SCHEMA}{@code =true}), each table with an absent
+     *     column or a column of an unusable type, and each missing key or index with its table, its
+     *     columns and the DDL that creates it (from the statements {@link #createSchema()} runs);
+     *     rule R6 makes it fatal
      * @throws JdbcOutboxException if the database cannot be reached or fails otherwise
      */
     public void verifySchema() {
         run("checking the outbox tables", false, (c, s) -> {
-            List<String> absent = new ArrayList<>();
-            for (Map.Entry<String, List<String>> table : expectedColumns(s).entrySet()) {
-                String columns = String.join(", ", table.getValue().stream().map(s.dialect::quote).toList());
-                try (var statement = c.createStatement()) {
-                    statement.executeQuery("SELECT " + columns + " FROM " + table.getKey() + " WHERE 1 = 0").close();
-                } catch (SQLException e) {
-                    if (!isMissingSchemaObject(e)) {
-                        throw e;
-                    }
-                    if (isMissingColumn(e)) {
-                        throw new OutboxMisconfigurationException("outbox table " + table.getKey()
-                                + " lacks a column the store needs (it has to have " + table.getValue() + "): "
-                                + oneLine(e.getMessage()) + ". It was made by something else than this store's DDL "
-                                + "(JdbcDialect.createStatements); recreate it, or use another "
-                                + JdbcOutboxStoreProvider.TABLE_PREFIX, e);
-                    }
-                    absent.add(table.getKey());
-                }
-            }
-            if (!absent.isEmpty()) {
-                throw new OutboxMisconfigurationException("outbox table(s) " + absent + " do not exist"
-                        + (tables.schema() == null ? " in the connection's current schema" : "")
-                        + "; " + HOW_TO_CREATE);
-            }
+            JdbcTable.verify("outbox", c, s.dialect, s.dialect.tables(tables), maxPayloadBytes, HOW_TO_CREATE);
             return null;
         });
-    }
-
-    /** Each table's qualified name and the columns the store uses. */
-    private static Map<String, List<String>> expectedColumns(Sql s) {
-        Map<String, List<String>> columns = new LinkedHashMap<>();
-        columns.put(s.messages, List.of("id", "bucket", "message_id", "topic", "record_key", "record_value",
-                "headers", "kafka_partition", "created_at"));
-        columns.put(s.leases, List.of("bucket", "owner", "expires_at"));
-        columns.put(s.relays, List.of("relay_id", "last_seen"));
-        return columns;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -347,6 +336,21 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         StoreArguments.requireRequest(request);
         return run("acquiring bucket leases for relay '" + request.relayId() + "'", true,
                 (c, s) -> acquisition.acquire(request, clock, new JdbcLeases(c, s)));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The two selects of the acquire recipe's snapshot, on one borrowed connection (C6); nothing
+     * written.
+     */
+    @Override
+    public LeaseTable leaseTable(int bucketCount) {
+        LeaseTable.requireBucketCount(bucketCount);
+        return run("reading the lease table", false, (c, s) -> {
+            LeaseSnapshot snapshot = new JdbcLeases(c, s).readSnapshot(bucketCount);
+            return LeaseTable.of(clock.millis(), snapshot.heartbeats(), snapshot.leases(), bucketCount);
+        });
     }
 
     /**
@@ -403,9 +407,23 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
             return new LeaseSnapshot(heartbeats, leases);
         }
 
+        /**
+         * One batch: sent one by one, each insert was a round trip and, in auto-commit, a commit of
+         * its own, and a first acquisition at 65,536 buckets spent 78 s of its 79 s on them on
+         * PostgreSQL (a loaded 2-core machine). The inserts skip rows that exist; should one still
+         * meet a row a concurrent relay inserted meanwhile (H2's merge can), they run again one at a
+         * time, which is as good.
+         */
         @Override
         public void createFreeLeases(List<Integer> buckets) throws SQLException {
-            forEach(c, s.insertLeaseIfAbsent, buckets, true, (st, bucket) -> st.setInt(1, bucket));
+            try {
+                inBatch(c, s.insertLeaseIfAbsent, buckets, bucket -> bucket, (st, bucket) -> st.setInt(1, bucket));
+            } catch (SQLException e) {
+                if (!isDuplicateKey(e)) {
+                    throw e;
+                }
+                forEach(c, s.insertLeaseIfAbsent, buckets, true, (st, bucket) -> st.setInt(1, bucket));
+            }
         }
 
         @Override
@@ -553,43 +571,67 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     }
 
     @Override
-    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+    public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
+        StoreArguments.requireMaxBytes(maxBytes);
+        boolean bounded = boundInSql(maxCount, maxBytes);
         return run("reading a batch of bucket " + bucket, false, (c, s) -> {
-            try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
+            try (PreparedStatement select = c.prepareStatement(bounded ? s.selectBatchWithin(0) : s.selectBatch)) {
                 select.setInt(1, bucket);
                 select.setInt(2, maxCount);
-                return readBatch(s, select, bucket, maxCount);
+                if (bounded) {
+                    select.setLong(3, maxBytes);
+                }
+                return readBatch(s, select, bucket, maxCount, maxBytes, null);
             }
         });
     }
 
     /**
+     * Whether the batch statement bounds the bytes in the database ({@link Sql#selectBatchWithin},
+     * S1): when a batch of {@code maxCount} messages could exceed {@code maxBytes}, on PostgreSQL
+     * and MySQL/MariaDB. H2 runs in this JVM and planned that statement as a nested loop (6 s a read
+     * at 10,000 rows of a bucket); it reads with the plain statement and {@link #readBatch} stops at
+     * the budget row by row, so no row past it is copied out of the database.
+     */
+    private boolean boundInSql(int maxCount, long maxBytes) {
+        return budgetBinds(maxCount, maxBytes) && dialect() != JdbcDialect.H2;
+    }
+
+    /** Whether a batch of {@code maxCount} messages of the largest payload could exceed {@code maxBytes}. */
+    private boolean budgetBinds(int maxCount, long maxBytes) {
+        return maxPayloadBytes > maxBytes / maxCount;
+    }
+
+    /**
      * {@inheritDoc}
      *
-     * <p>The batch statement with the row ids of {@code inFlight} left out in the query; messages
+     * <p>The batch statement with the row ids of {@code inFlight} left out in the query; entries
      * of {@code inFlight} read from another table are ignored.
      */
     @Override
-    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+    public List<Pending> nextBatchExcluding(int bucket, List<Pending> inFlight, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
+        StoreArguments.requireMaxBytes(maxBytes);
         List<Long> ids = new ArrayList<>(Objects.requireNonNull(inFlight, "inFlight must not be null").size());
-        for (OutboxMessage m : inFlight) {
-            if (Objects.requireNonNull(m, "inFlight must not contain null") instanceof JdbcStoredMessage stored
-                    && stored.tables().equals(tables)) {
-                ids.add(stored.id());
+        for (Pending p : inFlight) {
+            if (Objects.requireNonNull(p, "inFlight must not contain null").handle() instanceof Row row
+                    && row.tables().equals(tables)) {
+                ids.add(row.id());
             }
         }
         if (ids.isEmpty()) {
-            return nextBatch(bucket, maxCount);
+            return nextBatch(bucket, maxCount, maxBytes);
         }
         if (dialect() == JdbcDialect.H2 || (ids.size() > DELETE_CHUNK && dialect() != JdbcDialect.POSTGRESQL)) {
-            return nextBatchSkipping(bucket, ids, maxCount); // more ids than one statement names, or H2
+            return nextBatchSkipping(bucket, ids, maxCount, maxBytes); // more ids than one statement names, or H2
         }
+        boolean bounded = boundInSql(maxCount, maxBytes);
         return run("reading ahead in bucket " + bucket, false, (c, s) -> {
-            try (PreparedStatement select = c.prepareStatement(s.selectBatchExcluding(ids.size()))) {
+            try (PreparedStatement select = c.prepareStatement(bounded ? s.selectBatchWithin(ids.size())
+                    : s.selectBatchExcluding(ids.size()))) {
                 int p = 1;
                 select.setInt(p++, bucket);
                 if (s.dialect == JdbcDialect.POSTGRESQL) {
@@ -599,8 +641,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
                         select.setLong(p++, id);
                     }
                 }
-                select.setInt(p, maxCount);
-                return readBatch(s, select, bucket, maxCount);
+                select.setInt(p++, maxCount);
+                if (bounded) {
+                    select.setLong(p, maxBytes);
+                }
+                return readBatch(s, select, bucket, maxCount, maxBytes, null);
             }
         });
     }
@@ -610,9 +655,11 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
      * the ids in flight, whose rows are skipped by their row id before anything else of them is
      * read. For H2, which evaluates {@code id NOT IN (?, ...)} by comparing each row it scans with
      * every listed id (that cost more than the whole read of the batch; here each scanned row costs
-     * one binary search), and for more ids than one MySQL/MariaDB statement names.
+     * one binary search), and for more ids than one MySQL/MariaDB statement names. The byte budget
+     * is kept row by row: the read stops at the first row it refuses, and on MySQL/MariaDB the
+     * driver streams the rows ({@code setFetchSize}) instead of holding the whole result.
      */
-    private List<OutboxMessage> nextBatchSkipping(int bucket, List<Long> ids, int maxCount) {
+    private List<Pending> nextBatchSkipping(int bucket, List<Long> ids, int maxCount, long maxBytes) {
         long[] excluded = new long[ids.size()];
         for (int i = 0; i < excluded.length; i++) {
             excluded[i] = ids.get(i);
@@ -623,36 +670,45 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
             try (PreparedStatement select = c.prepareStatement(s.selectBatch)) {
                 select.setInt(1, bucket);
                 select.setInt(2, limit);
-                return readBatch(s, select, bucket, maxCount, excluded);
+                if (s.dialect == JdbcDialect.MYSQL && budgetBinds(maxCount, maxBytes)) {
+                    select.setFetchSize((int) Math.max(1, Math.min(limit, maxBytes / maxPayloadBytes)));
+                }
+                return readBatch(s, select, bucket, maxCount, maxBytes, excluded);
             }
         });
     }
 
-    private List<OutboxMessage> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount)
-            throws SQLException {
-        return readBatch(s, select, bucket, maxCount, null);
-    }
-
-    /** The rows of {@code select} as messages, at most {@code maxCount}, leaving out the row ids in {@code skipped} (sorted; null for none). */
-    private List<OutboxMessage> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount, long[] skipped)
-            throws SQLException {
-        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+    /**
+     * The rows of {@code select} as messages, at most {@code maxCount} and within {@code maxBytes}
+     * (S1, {@link BatchBytes}: the first row always), leaving out the row ids in {@code skipped}
+     * (sorted; null for none).
+     */
+    private List<Pending> readBatch(Sql s, PreparedStatement select, int bucket, int maxCount, long maxBytes,
+                                    long[] skipped) throws SQLException {
+        List<Pending> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        BatchBytes budget = new BatchBytes(maxBytes);
         try (ResultSet row = select.executeQuery()) {
             while (batch.size() < maxCount && row.next()) {
                 if (skipped != null && Arrays.binarySearch(skipped, row.getLong(1)) >= 0) {
                     continue;
                 }
+                Pending read;
                 try {
-                    batch.add(read(s, row, bucket));
+                    read = read(s, row, bucket);
                 } catch (CorruptMessageException e) { // R12: the rows ahead of it still go out
                     throw new CorruptMessageException(bucket, e.messageId(), batch, e.getMessage(), e.getCause());
                 }
+                if (!budget.admit(read.message())) {
+                    break;
+                }
+                batch.add(read);
             }
         }
         return List.copyOf(batch);
     }
 
-    private JdbcStoredMessage read(Sql s, ResultSet row, int bucket) throws SQLException {
+    /** One row as a pending entry: the driver's fresh arrays become the message's (no copy), the row id its handle. */
+    private Pending read(Sql s, ResultSet row, int bucket) throws SQLException {
         long id = row.getLong(1);
         UUID messageId = s.dialect.getMessageId(row, 2);
         String topic = row.getString(3);
@@ -662,23 +718,29 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
         int partition = row.getInt(7);
         Integer partitionOrNull = row.wasNull() ? null : partition;
         Instant createdAt = Instant.ofEpochMilli(row.getLong(8));
+        OutboxMessage message;
         try {
-            return new JdbcStoredMessage(tables, id, messageId, bucket, topic, key, value,
-                    OutboxHeaderCodec.decode(headers), partitionOrNull, createdAt);
+            message = StoredMessages.rebuild(messageId, bucket, topic, key, value, OutboxHeaderCodec.decode(headers),
+                    partitionOrNull, createdAt);
         } catch (IllegalArgumentException e) {
             throw new CorruptMessageException(bucket, messageId, List.of(), "outbox message " + messageId + " (row id "
                     + id + " of bucket " + bucket + " in " + tables.messages() + ") cannot be decoded: "
                     + e.getMessage(), e);
         }
+        return new Pending(message, new Row(tables, id));
+    }
+
+    /** The handle of a pending entry: its row id in the messages table it was read from (S2). */
+    record Row(JdbcOutboxTables tables, long id) {
     }
 
     @Override
-    public void markPublished(int bucket, List<OutboxMessage> published) {
-        List<JdbcStoredMessage> stored = StoreArguments.requirePublished(bucket, published, JdbcStoredMessage.class,
-                m -> m.tables().equals(tables), "the outbox table " + tables.messages());
-        List<Long> ids = new ArrayList<>(stored.size());
-        for (JdbcStoredMessage m : stored) {
-            ids.add(m.id());
+    public void markPublished(int bucket, List<Pending> published) {
+        List<Row> rows = StoreArguments.requirePublished(bucket, published, Row.class,
+                row -> row.tables().equals(tables), "the outbox table " + tables.messages());
+        List<Long> ids = new ArrayList<>(rows.size());
+        for (Row row : rows) {
+            ids.add(row.id());
         }
         if (ids.isEmpty()) {
             return;
@@ -735,57 +797,14 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
     }
 
     /**
-     * {@inheritDoc}
+     * C4: the dead-letter table {@code <messages>_dead} and the failing heads' table
+     * {@code <messages>_failing} beside the messages table; every change is one transaction.
      *
-     * <p>One transaction on the dead-letter table {@code <messages>_dead}: the pending row is read
-     * with {@code SELECT ... FOR UPDATE}, copied as stored and deleted.
+     * @return the store's dead letters
      */
     @Override
-    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.move(bucket, messageId, failure);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One transaction on the failing heads' table {@code <messages>_failing} (one row per
-     * bucket): the bucket's row is deleted and the new one inserted, after checking that the
-     * message is pending.
-     */
-    @Override
-    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.recordHeadFailure(bucket, messageId, failure);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One query: the buckets' rows of {@code <messages>_failing} whose message id is the
-     * bucket's head's (the lowest id of the bucket, through the (bucket, id) key).
-     */
-    @Override
-    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
-        return deadLetters.headFailures(buckets);
-    }
-
-    @Override
-    public List<DeadLetter> deadLetters(UUID after, int limit) {
-        return deadLetters.list(after, limit);
-    }
-
-    @Override
-    public Optional<DeadLetter> deadLetter(UUID messageId) {
-        return deadLetters.get(messageId);
-    }
-
-    @Override
-    public boolean replayDeadLetter(UUID messageId) {
-        return deadLetters.replay(messageId);
-    }
-
-    @Override
-    public boolean purgeDeadLetter(UUID messageId) {
-        return deadLetters.purge(messageId);
+    public Optional<DeadLetters> deadLetters() {
+        return Optional.of(deadLetters);
     }
 
     /**
@@ -1052,7 +1071,7 @@ public final class JdbcOutboxStore implements CloseableOutboxStore, LeaseRenewal
          * The largest payload the store's writer accepts (S10). See the class documentation for
          * what each database can hold.
          *
-         * @param maxPayloadBytes the limit on {@link OutboxMessage#payloadSize()} in bytes,
+         * @param maxPayloadBytes the limit on {@link StoredMessages#payloadSize} in bytes,
          *     {@code >= 0}; default {@value JdbcOutboxStore#DEFAULT_MAX_PAYLOAD_BYTES}
          * @return this builder
          * @throws IllegalArgumentException if {@code maxPayloadBytes < 0}

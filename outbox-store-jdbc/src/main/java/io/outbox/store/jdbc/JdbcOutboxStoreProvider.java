@@ -7,9 +7,19 @@ import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.sql.Driver;
 import java.sql.DriverManager;
+import java.sql.DriverPropertyInfo;
 import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -44,7 +54,8 @@ import org.apache.kafka.common.config.types.Password;
  *   <tr><td>{@value #POOL_SIZE}</td><td>int</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>pool connections, 1 to
  *       100; a relay uses up to its {@code store.concurrency} plus two at once</td></tr>
  *   <tr><td>{@value #CREATE_SCHEMA}</td><td>boolean</td><td>false</td><td>create absent tables at start-up;
- *       when false, check at start-up that they exist</td></tr>
+ *       when false, check at start-up that they exist with the columns, keys and indexes the store
+ *       needs ({@link JdbcOutboxStore#verifySchema()})</td></tr>
  *   <tr><td>{@value #MAX_PAYLOAD_BYTES}</td><td>long</td><td>1000000</td><td>largest payload accepted, bytes</td></tr>
  * </table>
  *
@@ -118,11 +129,13 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                             + "connections.")
             .define(CREATE_SCHEMA, ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
                     "Whether to create the tables and index, if absent, when the store is created. When false, "
-                            + "the store checks that the tables exist and fails naming those that do not.")
+                            + "the store checks that the tables exist with the columns, keys and indexes its "
+                            + "statements need, and fails naming what is missing.")
             .define(MAX_PAYLOAD_BYTES, ConfigDef.Type.LONG, JdbcOutboxStore.DEFAULT_MAX_PAYLOAD_BYTES,
                     ConfigDef.Range.atLeast(0), ConfigDef.Importance.LOW,
                     "The largest payload (key + value + encoded headers) the store's writer accepts, in bytes. "
-                            + "On MySQL/MariaDB keep it at least 64 KiB below max_allowed_packet.");
+                            + "Raise it only together with Kafka's max.request.size and the broker's "
+                            + "message.max.bytes; on MySQL/MariaDB keep it at least 64 KiB below max_allowed_packet.");
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public JdbcOutboxStoreProvider() {
@@ -135,8 +148,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
 
     /** {@inheritDoc} */
     @Override
-    public java.util.Set<String> schemaChangingSettings() {
-        return java.util.Set.of(CREATE_SCHEMA);
+    public Set<String> schemaChangingSettings() {
+        return Set.of(CREATE_SCHEMA);
     }
 
     @Override
@@ -183,8 +196,9 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      * @param config the settings listed in the class documentation; not null
      * @return a new store; close it to close its pool
      * @throws OutboxMisconfigurationException if a setting is unknown, missing or malformed, no
-     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table or one
-     *     of its columns is absent ({@link JdbcOutboxStore#verifySchema()}), naming it
+     *     JDBC driver on the class path accepts the URL, the dialect cannot be told from the URL, or, without {@value #CREATE_SCHEMA}, a table, one
+     *     of its columns, or a key or index the statements need is absent
+     *     ({@link JdbcOutboxStore#verifySchema()}), naming it
      * @throws OutboxMisconfigurationException also if the database the URL names does not exist, or
      *     the first connection fails for a reason no retry heals
      * @throws RuntimeException if the pool cannot connect or, with {@value #CREATE_SCHEMA}, the
@@ -245,7 +259,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         private static final ConfigDef.Validator NON_EMPTY = new ConfigDef.NonEmptyString();
 
         /** The schemes of the drivers the relay jar bundles, with their driver classes. */
-        private static final java.util.Map<String, String> KNOWN_DRIVERS = java.util.Map.of(
+        private static final Map<String, String> KNOWN_DRIVERS = Map.of(
                 "jdbc:postgresql:", "org.postgresql.Driver",
                 "jdbc:mariadb:", "org.mariadb.jdbc.Driver",
                 "jdbc:h2:", "org.h2.Driver");
@@ -254,7 +268,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         public void ensureValid(String name, Object value) {
             NON_EMPTY.ensureValid(name, value);
             String url = (String) value;
-            java.sql.Driver driver;
+            Driver driver;
             try {
                 driver = DriverManager.getDriver(url);
             } catch (SQLException e) {
@@ -269,15 +283,15 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                         + "the class path") + "; for MySQL use jdbc:mariadb: (MariaDB Connector/J, bundled in the "
                         + "relay jar, talks to MySQL) or add MySQL Connector/J to the class path");
             }
-            java.sql.DriverPropertyInfo[] properties;
+            DriverPropertyInfo[] properties;
             try {
                 // Parses the URL as a connection would, without connecting: a URL the driver takes by
                 // its prefix but can never parse is a misconfiguration, not a database that is down.
-                properties = driver.getPropertyInfo(url, new java.util.Properties());
+                properties = driver.getPropertyInfo(url, new Properties());
             } catch (SQLException | RuntimeException e) {
                 throw cannotParse(name, url);
             }
-            for (java.sql.DriverPropertyInfo property : properties == null ? new java.sql.DriverPropertyInfo[0]
+            for (DriverPropertyInfo property : properties == null ? new DriverPropertyInfo[0]
                     : properties) {
                 if (!isChoice(property)) {
                     // pgjdbc refuses such a value (sslmode=bogus) on every connection attempt, before it
@@ -296,13 +310,13 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         }
 
         /** The drivers' properties that name a class to load (pgjdbc's, MariaDB Connector/J's). */
-        private static final java.util.Set<String> CLASS_PROPERTIES = java.util.Set.of("socketfactory", "sslfactory",
+        private static final Set<String> CLASS_PROPERTIES = Set.of("socketfactory", "sslfactory",
                 "sslhostnameverifier", "sslpasswordcallback", "authenticationpluginclassname");
 
         /** Whether a property that names a class names one the driver can load; other properties pass. */
-        private static boolean classPresent(java.sql.DriverPropertyInfo property, java.sql.Driver driver) {
+        private static boolean classPresent(DriverPropertyInfo property, Driver driver) {
             if (property == null || property.name == null || property.value == null || property.value.isBlank()
-                    || !CLASS_PROPERTIES.contains(property.name.toLowerCase(java.util.Locale.ROOT))
+                    || !CLASS_PROPERTIES.contains(property.name.toLowerCase(Locale.ROOT))
                     || !property.value.matches("[\\p{L}_$][\\p{L}\\p{N}_$]*(\\.[\\p{L}_$][\\p{L}\\p{N}_$]*)+")) {
                 return true; // not a class name at all (a policy word such as sslhostnameverifier's): the driver decides
             }
@@ -326,8 +340,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
             Object info;
             try {
                 Class<?> type = Class.forName("org.h2.engine.ConnectionInfo");
-                info = type.getConstructor(String.class, java.util.Properties.class, String.class, Object.class)
-                        .newInstance(url, new java.util.Properties(), null, null);
+                info = type.getConstructor(String.class, Properties.class, String.class, Object.class)
+                        .newInstance(url, new Properties(), null, null);
                 if (!(Boolean) type.getMethod("isRemote").invoke(info)) {
                     String baseDir = System.getProperty("h2.baseDir"); // as H2's own connection applies it
                     if (baseDir != null) {
@@ -335,7 +349,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                     }
                     type.getMethod("getName").invoke(info);
                 }
-            } catch (java.lang.reflect.InvocationTargetException e) {
+            } catch (InvocationTargetException e) {
                 String message = String.valueOf(e.getCause() == null ? null : e.getCause().getMessage());
                 if (message.contains("[90011-")) {
                     throw new ConfigException("Invalid value for configuration " + name + ": H2 refuses a file path "
@@ -351,12 +365,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
          * Whether a property the URL sets is one of the values the driver lists for it (compared
          * ignoring case); properties without a list of text values are not checked.
          */
-        private static boolean isChoice(java.sql.DriverPropertyInfo property) {
+        private static boolean isChoice(DriverPropertyInfo property) {
             if (property == null || property.value == null || property.choices == null || property.choices.length == 0
-                    || java.util.Arrays.stream(property.choices).allMatch(c -> c != null && c.matches("[0-9.]+"))) {
+                    || Arrays.stream(property.choices).allMatch(c -> c != null && c.matches("[0-9.]+"))) {
                 return true;
             }
-            return java.util.Arrays.stream(property.choices).anyMatch(property.value::equalsIgnoreCase);
+            return Arrays.stream(property.choices).anyMatch(property.value::equalsIgnoreCase);
         }
 
         /** Neither the URL nor the driver's message, which can quote it (a password, say), is shown. */
@@ -370,7 +384,7 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
         private static boolean knownDriverLoaded(String url) {
             String driverClass = KNOWN_DRIVERS.entrySet().stream()
                     .filter(known -> url.regionMatches(true, 0, known.getKey(), 0, known.getKey().length()))
-                    .map(java.util.Map.Entry::getValue).findFirst().orElse(null);
+                    .map(Map.Entry::getValue).findFirst().orElse(null);
             return driverClass != null && DriverManager.drivers()
                     .anyMatch(driver -> driver.getClass().getName().equals(driverClass));
         }
@@ -416,9 +430,11 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
      * {@code sslmode=bogus}, or H2's 90011, a relative file path), or a class the URL names is
      * absent ({@code socketFactory}). What can heal is returned as it is, to be retried: a refused
      * or broken connection and a timeout (SQLState class 08, {@link java.sql.SQLTransientException},
-     * {@link java.sql.SQLRecoverableException}, a socket error), a login refused while the server
-     * starts (28), too many connections (53), a server starting or shutting down (57), and any
-     * failure without an {@link SQLException}.
+     * {@link java.sql.SQLRecoverableException}, a socket error), too many connections (53), a server
+     * starting or shutting down (57), and any failure without an {@link SQLException}. A refused
+     * login (28) or grant (42501; MariaDB/MySQL 1044, 1142, 1143, 1227) is returned as it is too: it
+     * is no fault of the URL, and the relay's {@code io.outbox.relay.ErrorTable} says what it is
+     * (rule R13).
      */
     private static RuntimeException cannotConnectEver(RuntimeException e, String url) {
         SQLException first = null;
@@ -427,8 +443,8 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
                     || cause instanceof ClassCastException) {
                 return neverWorks(cause, e, url);
             }
-            if (cause instanceof java.io.IOException || cause instanceof java.sql.SQLTransientException
-                    || cause instanceof java.sql.SQLRecoverableException) {
+            if (cause instanceof IOException || cause instanceof SQLTransientException
+                    || cause instanceof SQLRecoverableException) {
                 return e;
             }
             if (cause instanceof SQLException sql && first == null) {
@@ -439,9 +455,12 @@ public final class JdbcOutboxStoreProvider implements OutboxStoreProvider {
             return e;
         }
         String state = first.getSQLState() == null ? "" : first.getSQLState();
-        boolean heals = state.startsWith("08") || state.startsWith("28") || state.startsWith("53")
-                || state.startsWith("57") || state.startsWith("HYT") || state.equals("90020");
-        return heals ? e : neverWorks(first, e, url);
+        boolean heals = state.startsWith("08") || state.startsWith("53") || state.startsWith("57")
+                || state.startsWith("HYT") || state.equals("90020");
+        int code = first.getErrorCode();
+        boolean refused = state.startsWith("28") || state.equals("42501")
+                || code == 1044 || code == 1142 || code == 1143 || code == 1227;
+        return heals || refused ? e : neverWorks(first, e, url);
     }
 
     /** The driver's message with the URL, which may hold a password, taken out. */

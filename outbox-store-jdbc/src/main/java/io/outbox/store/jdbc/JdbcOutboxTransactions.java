@@ -75,7 +75,7 @@ public final class JdbcOutboxTransactions {
          * @throws SQLException if the insert fails; let it propagate so the transaction rolls back
          * @throws IllegalStateException if the transaction is over
          */
-        public void enqueue(List<? extends OutboxMessage> messages) throws SQLException {
+        public void enqueue(List<OutboxMessage> messages) throws SQLException {
             if (!open) {
                 throw new IllegalStateException("the transaction is over: enqueue inside the work only");
             }

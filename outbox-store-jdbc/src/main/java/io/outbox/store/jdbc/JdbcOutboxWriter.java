@@ -1,6 +1,8 @@
 package io.outbox.store.jdbc;
 
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxPayloadTooLargeException;
+import io.outbox.spi.support.StoredMessages;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -36,9 +38,9 @@ import java.util.Objects;
  * transaction's connection, e.g. from {@code DataSourceUtils.getConnection}) and in jOOQ (from
  * {@code ConnectionProvider}).
  *
- * <p>Every message's payload ({@link OutboxMessage#payloadSize()}) is checked against
+ * <p>Every message's payload ({@link StoredMessages#payloadSize}) is checked against
  * {@link #maxPayloadBytes()} before anything is written (S10); a larger one fails the whole call
- * with {@link io.outbox.spi.OutboxPayloadTooLargeException}. Messages are inserted in list order,
+ * with {@link OutboxPayloadTooLargeException}. Messages are inserted in list order,
  * several in one JDBC batch.
  *
  * <p>Order: a bucket is published in the order of the rows' auto-increment ids (S1), which the
@@ -85,12 +87,12 @@ public final class JdbcOutboxWriter {
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (1,000,000 by default: 999,995 bytes of key and value).
      *
-     * @return the limit on {@link OutboxMessage#payloadSize()}, in bytes
+     * @return the limit on {@link StoredMessages#payloadSize}, in bytes
      */
     public long maxPayloadBytes() {
         return maxPayloadBytes;
@@ -103,7 +105,7 @@ public final class JdbcOutboxWriter {
      *     never committed, rolled back, closed or reconfigured here
      * @param messages the messages, in enqueue order; no null elements; none is a no-op
      * @throws NullPointerException if an argument or a message is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     * @throws OutboxPayloadTooLargeException if a message's payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written then
      * @throws SQLException if the insert fails (missing table, lost connection, ...); the caller
      *     should roll back
@@ -120,16 +122,17 @@ public final class JdbcOutboxWriter {
      * @param messages the messages, in enqueue order; not null, no null elements; an empty list
      *     is a no-op
      * @throws NullPointerException if an argument or a message is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     * @throws OutboxPayloadTooLargeException if a message's payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written then
      * @throws SQLException if the insert fails (missing table, lost connection, ...); the caller
      *     should roll back
      */
-    public void enqueue(Connection connection, List<? extends OutboxMessage> messages) throws SQLException {
+    public void enqueue(Connection connection, List<OutboxMessage> messages) throws SQLException {
         Objects.requireNonNull(connection, "connection must not be null");
         Objects.requireNonNull(messages, "messages must not be null");
         for (OutboxMessage message : messages) {
-            Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(maxPayloadBytes);
+            StoredMessages.requirePayloadAtMost(Objects.requireNonNull(message, "messages must not contain null"),
+                    maxPayloadBytes);
         }
         if (messages.isEmpty()) {
             return;
@@ -161,9 +164,9 @@ public final class JdbcOutboxWriter {
         insert.setInt(1, message.bucket());
         dialect.setMessageId(insert, 2, message.messageId());
         insert.setString(3, message.topic());
-        setBytesOrNull(insert, 4, message.key());
-        setBytesOrNull(insert, 5, message.value());
-        insert.setBytes(6, message.encodedHeaders());
+        setBytesOrNull(insert, 4, StoredMessages.key(message)); // the message's own arrays: the driver only reads them
+        setBytesOrNull(insert, 5, StoredMessages.value(message));
+        insert.setBytes(6, StoredMessages.encodedHeaders(message));
         if (message.partition() == null) {
             insert.setNull(7, Types.INTEGER);
         } else {

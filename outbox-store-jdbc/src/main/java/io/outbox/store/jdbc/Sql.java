@@ -110,6 +110,62 @@ final class Sql {
     }
 
     /**
+     * A batch within a byte budget (S1), bounded in the database: the innermost query takes the
+     * batch's rows by the {@code (bucket, id)} index, each with its size (key, value and header
+     * bytes, {@code OCTET_LENGTH}, as {@code BatchBytes} counts them), one window sums the sizes
+     * and counts the rows in id order, and only the rows within the budget (the first always) are
+     * returned, so the driver receives only those. Parameters: bucket, the exclusion's parameters
+     * when {@code excludedIds > 0} (as {@link #selectBatchExcluding}), the limit, the budget.
+     *
+     * <p>PostgreSQL carries the rows' columns through the window: one pass over the index and the
+     * heap, the rows buffered by the window in the order the index gave them, no join back. That
+     * join cost one more index probe per row, about a quarter of the read's server CPU, and with
+     * statistics still showing the table empty (analyzed before a burst of messages) PostgreSQL
+     * planned it as a nested loop that ran the window again for every row of the bucket: minutes
+     * per read. MySQL and MariaDB materialize a derived table, which with {@code BLOB} columns
+     * cannot stay in the memory engine, so there the inner query carries only the ids and sizes,
+     * and the rows within the budget are joined back by their {@code (bucket, id)} key.
+     */
+    String selectBatchWithin(int excludedIds) {
+        String id = q("id");
+        String bucket = q("bucket");
+        String size = "COALESCE(OCTET_LENGTH(" + q("record_key") + "), 0) + COALESCE(OCTET_LENGTH("
+                + q("record_value") + "), 0) + COALESCE(OCTET_LENGTH(" + q("headers") + "), 0)";
+        String exclusion = "";
+        if (excludedIds > 0) {
+            exclusion = dialect == JdbcDialect.POSTGRESQL
+                    ? " AND NOT EXISTS (SELECT 1 FROM unnest(?::bigint[]) AS f(in_flight) WHERE f.in_flight = r." + id
+                            + ")"
+                    : " AND r." + id + " NOT IN (" + placeholders(excludedIds) + ")";
+        }
+        // One window definition for both functions, so that the database computes them in one pass.
+        String running = " OVER (ORDER BY " + id + " ROWS UNBOUNDED PRECEDING)";
+        String within = " WHERE w." + q("n") + " = 1 OR w." + q("upto") + " <= ?";
+        if (dialect == JdbcDialect.POSTGRESQL) {
+            StringBuilder carried = new StringBuilder("r." + id);
+            StringBuilder selected = new StringBuilder("w." + id);
+            for (String column : MESSAGE_COLUMNS) {
+                carried.append(", r.").append(q(column));
+                selected.append(", w.").append(q(column));
+            }
+            return "SELECT " + selected + " FROM (SELECT h.*, SUM(" + q("size") + ")" + running + " AS " + q("upto")
+                    + ", COUNT(*)" + running + " AS " + q("n") + " FROM (SELECT " + carried + ", " + size + " AS "
+                    + q("size") + " FROM " + messages + " r WHERE r." + bucket + " = ?" + exclusion + " ORDER BY r."
+                    + bucket + ", r." + id + " LIMIT ?) h) w" + within + " ORDER BY w." + id;
+        }
+        StringBuilder selected = new StringBuilder("m." + id);
+        for (String column : MESSAGE_COLUMNS) {
+            selected.append(", m.").append(q(column));
+        }
+        return "SELECT " + selected + " FROM " + messages + " m JOIN (SELECT " + bucket + ", " + id + ", SUM("
+                + q("size") + ")" + running + " AS " + q("upto") + ", COUNT(*)" + running + " AS " + q("n")
+                + " FROM (SELECT r." + bucket + ", r." + id + ", " + size + " AS " + q("size") + " FROM " + messages
+                + " r WHERE r." + bucket + " = ?" + exclusion + " ORDER BY r." + bucket + ", r." + id + " LIMIT ?) h) w"
+                + " ON m." + bucket + " = w." + bucket + " AND m." + id + " = w." + id + within + " ORDER BY m."
+                + bucket + ", m." + id;
+    }
+
+    /**
      * PostgreSQL: deletes rows of one bucket by id; parameters: bucket, then the ids as one
      * {@code bigint[]}. With an array the generic plan of the prepared statement seeks
      * {@code (bucket, id)} in the primary key; with a list of parameters it seeks the bucket and

@@ -6,8 +6,8 @@
  *       {@link java.sql.Connection}, in its transaction (rule E4); it works with plain JDBC,
  *       Spring's {@code JdbcTemplate} and {@code @Transactional}, jOOQ, or anything else that
  *       hands out the transaction's connection.</li>
- *   <li>{@link io.outbox.store.jdbc.JdbcOutboxStore} is the store the relay drains (rules S1-S12
- *       and the capabilities C1-C3), built with
+ *   <li>{@link io.outbox.store.jdbc.JdbcOutboxStore} is the store the relay drains (rules S1-S13
+ *       and the capabilities C1-C6), built with
  *       {@link io.outbox.store.jdbc.JdbcOutboxStore#builder(javax.sql.DataSource)}.</li>
  *   <li>{@link io.outbox.store.jdbc.JdbcOutboxStoreProvider} opens a store with its own pool
  *       from string settings, under the name {@code jdbc}.</li>

@@ -17,13 +17,13 @@
 
 CREATE TABLE IF NOT EXISTS `outbox_messages` (
     `id` BIGINT NOT NULL AUTO_INCREMENT,
-    `bucket` INT NOT NULL,
+    `bucket` INTEGER NOT NULL,
     `message_id` CHAR(36) CHARACTER SET ascii NOT NULL,
     `topic` VARCHAR(249) CHARACTER SET ascii NOT NULL,
     `record_key` LONGBLOB NULL,
     `record_value` LONGBLOB NULL,
     `headers` LONGBLOB NOT NULL,
-    `kafka_partition` INT NULL,
+    `kafka_partition` INTEGER NULL,
     `created_at` BIGINT NOT NULL,
     PRIMARY KEY (`bucket`, `id`),
     CONSTRAINT `outbox_messages_bucket_ck` CHECK (`bucket` >= 0),
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS `outbox_messages` (
 ) ENGINE=InnoDB;
 
 CREATE TABLE IF NOT EXISTS `outbox_leases` (
-    `bucket` INT NOT NULL,
+    `bucket` INTEGER NOT NULL,
     `owner` VARBINARY(512) NULL,
     `expires_at` BIGINT NOT NULL,
     PRIMARY KEY (`bucket`)

@@ -25,29 +25,31 @@ CREATE TABLE IF NOT EXISTS "outbox_messages" (
     "headers" BYTEA NOT NULL,
     "kafka_partition" INTEGER,
     "created_at" BIGINT NOT NULL,
-    CONSTRAINT "outbox_messages_bucket_ck" CHECK ("bucket" >= 0),
-    CONSTRAINT "outbox_messages_bucket_id" PRIMARY KEY ("bucket", "id")
+    CONSTRAINT "outbox_messages_bucket_id" PRIMARY KEY ("bucket", "id"),
+    CONSTRAINT "outbox_messages_bucket_ck" CHECK ("bucket" >= 0)
 );
 
 CREATE TABLE IF NOT EXISTS "outbox_leases" (
-    "bucket" INTEGER NOT NULL PRIMARY KEY,
+    "bucket" INTEGER NOT NULL,
     "owner" VARCHAR(128),
-    "expires_at" BIGINT NOT NULL
+    "expires_at" BIGINT NOT NULL,
+    PRIMARY KEY ("bucket")
 );
 
 CREATE TABLE IF NOT EXISTS "outbox_relays" (
-    "relay_id" VARCHAR(128) NOT NULL PRIMARY KEY,
-    "last_seen" BIGINT NOT NULL
+    "relay_id" VARCHAR(128) NOT NULL,
+    "last_seen" BIGINT NOT NULL,
+    PRIMARY KEY ("relay_id")
 );
 
 CREATE TABLE IF NOT EXISTS "outbox_messages_dead" (
     "message_id" UUID NOT NULL,
     "bucket" INTEGER NOT NULL,
     "topic" VARCHAR(249) NOT NULL,
-    "record_key" BYTEA NULL,
-    "record_value" BYTEA NULL,
+    "record_key" BYTEA,
+    "record_value" BYTEA,
     "headers" BYTEA NOT NULL,
-    "kafka_partition" INTEGER NULL,
+    "kafka_partition" INTEGER,
     "created_at" BIGINT NOT NULL,
     "reason" VARCHAR(1000) NOT NULL,
     "cause_class" VARCHAR(255) NOT NULL,

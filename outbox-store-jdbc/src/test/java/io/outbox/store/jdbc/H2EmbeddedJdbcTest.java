@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
 import io.outbox.spi.CorruptMessageException;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -54,7 +56,7 @@ class H2EmbeddedJdbcTest extends JdbcDatabaseTestBase {
                 }
             }
             assertThat(plan).contains("/* index sorted */", "/* scanCount: 10 */");
-            assertThat(store.nextBatch(1, 10)).extracting(OutboxMessage::messageId).containsExactlyElementsOf(
+            assertThat(store.nextBatch(1, 10)).extracting(p -> p.message().messageId()).containsExactlyElementsOf(
                     IntStream.range(0, 10).mapToObj(i -> messages.get(2 * i + 1).messageId()).toList());
         } finally {
             database().dropTables(prefix);
@@ -76,29 +78,29 @@ class H2EmbeddedJdbcTest extends JdbcDatabaseTestBase {
             JdbcOutboxStore store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
             List<OutboxMessage> messages = enqueued(pool, store, 2 * JdbcOutboxStore.DELETE_CHUNK + 203, i -> 5,
                     i -> new byte[] {(byte) i});
-            List<OutboxMessage> first = store.nextBatch(5, JdbcOutboxStore.DELETE_CHUNK + 200);
+            List<Pending> first = store.nextBatch(5, JdbcOutboxStore.DELETE_CHUNK + 200);
             try (Connection c = pool.getConnection();
                  PreparedStatement corrupt = c.prepareStatement("UPDATE " + JdbcDialect.H2.qualified(tables,
                          tables.messages()) + " SET " + JdbcDialect.H2.quote("headers") + " = X'07' WHERE "
                          + JdbcDialect.H2.quote("id") + " = ?")) {
-                corrupt.setLong(1, ((JdbcStoredMessage) first.get(3)).id());
+                corrupt.setLong(1, ((JdbcOutboxStore.Row) first.get(3).handle()).id());
                 assertThat(corrupt.executeUpdate()).isOne();
             }
 
-            assertThat(store.nextBatchExcluding(5, first, 500)).extracting(OutboxMessage::messageId)
+            assertThat(store.nextBatchExcluding(5, first, 500)).extracting(p -> p.message().messageId())
                     .containsExactlyElementsOf(messages.subList(700, 1_200).stream().map(OutboxMessage::messageId)
                             .toList());
-            List<OutboxMessage> evenFrom4 = IntStream.range(4, 40).filter(i -> i % 2 == 0).mapToObj(first::get)
+            List<Pending> evenFrom4 = IntStream.range(4, 40).filter(i -> i % 2 == 0).mapToObj(first::get)
                     .toList();
-            List<OutboxMessage> withTheUndecodable = new ArrayList<>(evenFrom4);
+            List<Pending> withTheUndecodable = new ArrayList<>(evenFrom4);
             withTheUndecodable.add(first.get(3));
-            assertThat(store.nextBatchExcluding(5, withTheUndecodable, 6)).extracting(OutboxMessage::messageId)
+            assertThat(store.nextBatchExcluding(5, withTheUndecodable, 6)).extracting(p -> p.message().messageId())
                     .as("rows 0-2, then the odd rows from 5").containsExactly(messages.get(0).messageId(),
                             messages.get(1).messageId(), messages.get(2).messageId(), messages.get(5).messageId(),
                             messages.get(7).messageId(), messages.get(9).messageId());
             assertThatThrownBy(() -> store.nextBatchExcluding(5, evenFrom4, 6)).as("row 3 is not in flight")
                     .isInstanceOfSatisfying(CorruptMessageException.class, e -> assertThat(e.messagesBefore())
-                            .extracting(OutboxMessage::messageId).containsExactly(messages.get(0).messageId(),
+                            .extracting(p -> p.message().messageId()).containsExactly(messages.get(0).messageId(),
                                     messages.get(1).messageId(), messages.get(2).messageId()));
         } finally {
             database().dropTables(prefix);
@@ -108,7 +110,7 @@ class H2EmbeddedJdbcTest extends JdbcDatabaseTestBase {
     /** {@code count} messages, message i in bucket {@code bucket(i)} with value {@code value(i)}, enqueued in one transaction. */
     private static List<OutboxMessage> enqueued(HikariDataSource pool, JdbcOutboxStore store, int count,
                                                 IntUnaryOperator bucket, IntFunction<byte[]> value) throws SQLException {
-        List<OutboxMessage> messages = IntStream.range(0, count).mapToObj(i -> new OutboxMessage(UUID.randomUUID(),
+        List<OutboxMessage> messages = IntStream.range(0, count).mapToObj(i -> StoredMessages.rebuild(UUID.randomUUID(),
                 bucket.applyAsInt(i), "orders", ("k" + i).getBytes(StandardCharsets.UTF_8), value.apply(i), List.of(),
                 null, Instant.parse("2030-01-01T00:00:00Z"))).toList();
         try (Connection c = pool.getConnection()) {

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
-import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.OutboxPayloadTooLargeException;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStore;
 import io.outbox.spi.OutboxStores;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -97,7 +99,7 @@ abstract class JdbcDatabaseTestBase {
     }
 
     private static OutboxMessage message(int bucket, String value) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, TOPIC, ("k" + bucket).getBytes(StandardCharsets.UTF_8),
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, TOPIC, ("k" + bucket).getBytes(StandardCharsets.UTF_8),
                 value.getBytes(StandardCharsets.UTF_8), List.of(), null, Instant.parse("2030-01-01T00:00:00Z"));
     }
 
@@ -118,7 +120,7 @@ abstract class JdbcDatabaseTestBase {
     }
 
     private List<UUID> pendingIds(int bucket) {
-        return store.nextBatch(bucket, 10_000).stream().map(OutboxMessage::messageId).toList();
+        return store.nextBatch(bucket, 10_000).stream().map(p -> p.message().messageId()).toList();
     }
 
     // ---------------------------------------------------------------------------------------
@@ -299,11 +301,72 @@ abstract class JdbcDatabaseTestBase {
             store.writer().enqueue(c, many);
             c.commit();
         }
-        List<OutboxMessage> batch = store.nextBatch(5, many.size());
-        assertThat(batch).extracting(OutboxMessage::messageId)
+        List<Pending> batch = store.nextBatch(5, many.size());
+        assertThat(batch).extracting(p -> p.message().messageId())
                 .containsExactlyElementsOf(many.stream().map(OutboxMessage::messageId).toList());
         store.markPublished(5, batch);
         assertThat(store.bucketsWithPending(List.of(5))).isEmpty();
+    }
+
+    /**
+     * S1 on the wire: the statement that bounds a batch's bytes in the database returns only the
+     * rows within the budget (the first always, alone when over it), a prefix in id order, with
+     * and without the read ahead's exclusion, and the count still binds. The store uses it on
+     * PostgreSQL and MySQL/MariaDB when the count times the largest payload could pass the budget.
+     */
+    @Test
+    void S1_theBoundedReadReturnsOnlyTheRowsWithinTheBudgetFromTheDatabase() throws SQLException {
+        // Sizes as BatchBytes counts them: key "k4" (2) + value + empty headers (5).
+        int[] values = {93, 93, 93, 493, 93};
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            for (int v : values) {
+                store.writer().enqueue(c, message(4, "x".repeat(v)), message(6, "y".repeat(600)));
+            }
+            c.commit();
+        }
+        List<Long> ids = store.nextBatch(4, 10).stream().map(p -> ((JdbcOutboxStore.Row) p.handle()).id()).toList();
+        assertThat(ids).hasSize(values.length);
+
+        assertThat(boundedRead(List.of(), 10, 250)).as("100 + 100 within 250, not a third")
+                .isEqualTo(ids.subList(0, 2));
+        assertThat(boundedRead(List.of(), 10, 300)).as("a message exactly at the budget fits")
+                .isEqualTo(ids.subList(0, 3));
+        assertThat(boundedRead(List.of(), 10, 50)).as("the first message always").isEqualTo(ids.subList(0, 1));
+        assertThat(boundedRead(List.of(), 10, 800)).as("never a smaller message behind a refused one")
+                .isEqualTo(ids.subList(0, 4));
+        assertThat(boundedRead(List.of(), 3, Long.MAX_VALUE / 2)).as("the count binds").isEqualTo(ids.subList(0, 3));
+        assertThat(boundedRead(ids.subList(0, 2), 10, 550)).as("after the batch in flight: 100, then 500 is over")
+                .isEqualTo(ids.subList(2, 3));
+        assertThat(boundedRead(ids.subList(0, 2), 10, 600)).isEqualTo(ids.subList(2, 4));
+        assertThat(boundedRead(ids.subList(0, 3), 10, 100)).as("a first message over the budget, alone")
+                .isEqualTo(ids.subList(3, 4));
+    }
+
+    /** The row ids {@link Sql#selectBatchWithin} returns for bucket 4, in the order returned. */
+    private List<Long> boundedRead(List<Long> excluded, int limit, long budget) throws SQLException {
+        Sql sql = new Sql(store.dialect(), JdbcOutboxTables.withPrefix(prefix));
+        List<Long> read = new ArrayList<>();
+        try (Connection c = pool.getConnection();
+             PreparedStatement select = c.prepareStatement(sql.selectBatchWithin(excluded.size()))) {
+            int p = 1;
+            select.setInt(p++, 4);
+            if (!excluded.isEmpty() && store.dialect() == JdbcDialect.POSTGRESQL) {
+                select.setArray(p++, c.createArrayOf("bigint", excluded.toArray()));
+            } else {
+                for (long id : excluded) {
+                    select.setLong(p++, id);
+                }
+            }
+            select.setInt(p++, limit);
+            select.setLong(p, budget);
+            try (ResultSet row = select.executeQuery()) {
+                while (row.next()) {
+                    read.add(row.getLong(1));
+                }
+            }
+        }
+        return read;
     }
 
     /** More buckets than one probe statement names. */
@@ -322,9 +385,9 @@ abstract class JdbcDatabaseTestBase {
     void S10_withoutHeadersAValueOf999995BytesFitsTheDefaultLimitAndOneByteMoreIsRefusedSayingWhatCounts()
             throws SQLException {
         assertThat(store.maxPayloadBytes()).isEqualTo(1_000_000);
-        OutboxMessage largest = new OutboxMessage(UUID.randomUUID(), 3, TOPIC, null, new byte[999_995], List.of(),
+        OutboxMessage largest = StoredMessages.rebuild(UUID.randomUUID(), 3, TOPIC, null, new byte[999_995], List.of(),
                 null, Instant.parse("2030-01-01T00:00:00Z"));
-        OutboxMessage over = new OutboxMessage(UUID.randomUUID(), 4, TOPIC, null, new byte[999_996], List.of(),
+        OutboxMessage over = StoredMessages.rebuild(UUID.randomUUID(), 4, TOPIC, null, new byte[999_996], List.of(),
                 null, Instant.parse("2030-01-01T00:00:00Z"));
         try (Connection c = pool.getConnection()) {
             store.writer().enqueue(c, largest);
@@ -334,7 +397,7 @@ abstract class JdbcDatabaseTestBase {
                             + "5 for none), more than this store's limit of 1000000 bytes")
                     .hasMessageContaining("without headers, key and value may hold 999995 bytes together");
         }
-        assertThat(store.nextBatch(3, 1)).singleElement().satisfies(m -> assertThat(m.sameContent(largest)).isTrue());
+        assertThat(store.nextBatch(3, 1)).singleElement().satisfies(p -> assertThat(p.message()).isEqualTo(largest));
         assertThat(pendingIds(4)).isEmpty();
     }
 

@@ -9,6 +9,7 @@ import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxMisconfigurationException;
 import io.outbox.spi.OutboxStores;
 import io.outbox.spi.support.OutboxStoreConfig;
+import io.outbox.spi.support.StoredMessages;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.DriverManager;
@@ -272,14 +273,14 @@ class JdbcOutboxStoreProviderTest {
             assertThat(store.dialect()).isEqualTo(JdbcDialect.H2);
             assertThat(store.maxPayloadBytes()).isEqualTo(64);
             assertThat(store.tables()).isEqualTo(JdbcOutboxTables.withPrefix(prefix));
-            OutboxMessage m = new OutboxMessage(UUID.randomUUID(), 0, "t", null, new byte[] {1}, List.of(), null,
+            OutboxMessage m = StoredMessages.rebuild(UUID.randomUUID(), 0, "t", null, new byte[] {1}, List.of(), null,
                     Instant.parse("2030-01-01T00:00:00Z"));
             try (Connection c = store.dataSource().getConnection()) {
                 c.setAutoCommit(false);
                 store.writer().enqueue(c, m);
                 c.commit();
             }
-            assertThat(store.nextBatch(0, 10)).extracting(OutboxMessage::messageId).containsExactly(m.messageId());
+            assertThat(store.nextBatch(0, 10)).extracting(p -> p.message().messageId()).containsExactly(m.messageId());
             store.close();
             assertThat(((HikariDataSource) store.dataSource()).isClosed()).as("the provider's pool").isTrue();
         } finally {

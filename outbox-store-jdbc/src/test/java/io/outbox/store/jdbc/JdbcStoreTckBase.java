@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.OutboxMessage;
 import io.outbox.spi.OutboxStore;
+import io.outbox.spi.support.StoredMessages;
 import io.outbox.tck.OutboxStoreTck;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -148,7 +149,7 @@ abstract class JdbcStoreTckBase extends OutboxStoreTck {
             insert.setString(3, message.topic());
             insert.setNull(4, Types.VARBINARY);
             insert.setNull(5, Types.VARBINARY);
-            insert.setBytes(6, message.encodedHeaders());
+            insert.setBytes(6, StoredMessages.encodedHeaders(message));
             insert.setNull(7, Types.INTEGER);
             insert.setLong(8, message.createdAt().toEpochMilli());
             insert.executeUpdate();

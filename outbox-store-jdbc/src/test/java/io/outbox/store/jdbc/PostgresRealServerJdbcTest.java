@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -41,7 +42,7 @@ class PostgresRealServerJdbcTest extends JdbcDatabaseTestBase {
         JdbcOutboxTables tables = JdbcOutboxTables.withPrefix(prefix);
         try (HikariDataSource pool = database().newPool(1)) {
             JdbcOutboxStore store = JdbcOutboxStore.builder(pool).tablePrefix(prefix).build();
-            List<OutboxMessage> messages = IntStream.range(0, 40_000).mapToObj(i -> new OutboxMessage(
+            List<OutboxMessage> messages = IntStream.range(0, 40_000).mapToObj(i -> StoredMessages.rebuild(
                     UUID.randomUUID(), i % 8, "orders", ("k" + i).getBytes(StandardCharsets.UTF_8), new byte[100],
                     List.of(), null, Instant.parse("2030-01-01T00:00:00Z"))).toList();
             try (Connection c = pool.getConnection()) {
@@ -68,10 +69,25 @@ class PostgresRealServerJdbcTest extends JdbcDatabaseTestBase {
             }
             assertThat(plan.toString()).as("plan").contains("Index Scan using " + tables.messagesIndex())
                     .doesNotContain("Filter:", "Sort");
+            StringBuilder bounded = new StringBuilder();
+            try (Connection c = pool.getConnection(); PreparedStatement explain = c.prepareStatement("EXPLAIN "
+                    + new Sql(JdbcDialect.POSTGRESQL, tables).selectBatchWithin(0))) {
+                explain.setInt(1, 3);
+                explain.setInt(2, 500);
+                explain.setLong(3, 4L << 20);
+                try (ResultSet row = explain.executeQuery()) {
+                    while (row.next()) {
+                        bounded.append(row.getString(1)).append('\n');
+                    }
+                }
+            }
+            assertThat(bounded.toString()).as("the byte-bounded read's plan: one pass through the key, no join back")
+                    .containsOnlyOnce("Index Scan using " + tables.messagesIndex()).containsOnlyOnce("WindowAgg")
+                    .doesNotContain("Nested Loop", "Join", "Sort");
             assertThat(genericDeletePlan(pool, tables)).as("the delete's generic plan")
                     .containsPattern("Index Cond: \\(\\(bucket = \\$1\\) AND \\(id = ANY \\(\\$2\\)\\)\\)")
                     .doesNotContain("Filter:");
-            assertThat(store.nextBatch(3, 5)).extracting(OutboxMessage::messageId).containsExactlyElementsOf(
+            assertThat(store.nextBatch(3, 5)).extracting(p -> p.message().messageId()).containsExactlyElementsOf(
                     IntStream.range(2_000, 2_005).mapToObj(i -> messages.get(8 * i + 3).messageId()).toList());
         } finally {
             database().dropTables(prefix);

@@ -1,7 +1,9 @@
 package io.outbox.store.mongodb;
 
 import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
 import io.outbox.spi.support.OutboxHeaderCodec;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Instant;
 import java.util.UUID;
 import org.bson.BsonBinary;
@@ -49,31 +51,39 @@ final class MessageDocuments {
         document.put(BUCKET, new BsonInt32(message.bucket()));
         document.put(SEQ, new BsonInt64(seq));
         document.put(TOPIC, new BsonString(message.topic()));
-        document.put(KEY, binaryOrNull(message.key()));
-        document.put(VALUE, binaryOrNull(message.value()));
-        document.put(HEADERS, new BsonBinary(message.encodedHeaders()));
+        document.put(KEY, binaryOrNull(StoredMessages.key(message))); // the message's own arrays, only read
+        document.put(VALUE, binaryOrNull(StoredMessages.value(message)));
+        document.put(HEADERS, new BsonBinary(StoredMessages.encodedHeaders(message)));
         document.put(PARTITION, message.partition() == null ? BsonNull.VALUE : new BsonInt32(message.partition()));
         document.put(CREATED_AT, new BsonDateTime(message.createdAt().toEpochMilli()));
         return document;
     }
 
     /**
-     * Reads a message document.
+     * Reads a message document as a pending entry. The key and value arrays the driver decoded
+     * become the message's without a copy: the document is read once and then dropped.
      *
      * @throws IllegalStateException naming the document and the field when it is malformed
      */
-    static MongoStoredMessage fromDocument(BsonDocument document, String collection) {
+    static Pending fromDocument(BsonDocument document, String collection) {
         try {
             UUID messageId = document.getBinary(ID).asUuid();
-            OutboxMessage message = new OutboxMessage(messageId, document.getInt32(BUCKET).getValue(),
+            OutboxMessage message = StoredMessages.rebuild(messageId, document.getInt32(BUCKET).getValue(),
                     document.getString(TOPIC).getValue(), bytesOrNull(document, KEY), bytesOrNull(document, VALUE),
                     OutboxHeaderCodec.decode(document.getBinary(HEADERS).getData()), partition(document),
                     Instant.ofEpochMilli(document.getDateTime(CREATED_AT).getValue()));
-            return new MongoStoredMessage(message, document.getInt64(SEQ).getValue(), collection);
+            return new Pending(message, new Handle(collection, messageId, document.getInt64(SEQ).getValue()));
         } catch (BsonInvalidOperationException | IllegalArgumentException e) {
             throw new IllegalStateException("corrupt outbox message document _id=" + describeId(document)
                     + " in collection " + collection + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The handle of a pending entry (S2): the {@code database.collection} the document was read
+     * from, its {@code _id} (the message id) and its sequence number.
+     */
+    record Handle(String collection, UUID id, long seq) {
     }
 
     private static String describeId(BsonDocument document) {

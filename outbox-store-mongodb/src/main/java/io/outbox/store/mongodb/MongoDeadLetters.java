@@ -55,7 +55,7 @@ import org.bson.conversions.Bson;
  * the document id, a second pending message with a dead letter's id is refused at enqueue: a
  * move never meets an existing dead letter.
  */
-final class MongoDeadLetters {
+final class MongoDeadLetters implements DeadLetters {
 
     /** The marker field of a dead letter. */
     static final String DEAD = "dead";
@@ -82,7 +82,14 @@ final class MongoDeadLetters {
         this.clock = clock;
     }
 
-    boolean move(int bucket, UUID messageId, DeadLetterFailure failure) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One single-document update: the pending document is marked with the failure in place;
+     * atomic without a transaction.
+     */
+    @Override
+    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -109,7 +116,13 @@ final class MongoDeadLetters {
                 Instant.ofEpochMilli(f.getDateTime("lastFailureAt").getValue()), f.getString("relayId").getValue());
     }
 
-    boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One single-document update of the pending message's document.
+     */
+    @Override
+    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
         if (bucket < 0) {
             throw new IllegalArgumentException("bucket must be >= 0 but was " + bucket);
         }
@@ -120,7 +133,13 @@ final class MongoDeadLetters {
                 .getMatchedCount() == 1;
     }
 
-    List<HeadFailure> headFailures(List<Integer> buckets) {
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One indexed query per bucket for its head ({@code limit 1}).
+     */
+    @Override
+    public List<HeadFailure> headFailures(List<Integer> buckets) {
         List<HeadFailure> found = new ArrayList<>();
         for (int bucket : StoreArguments.requireBuckets(buckets)) {
             BsonDocument head = messages.find(and(eq(MessageDocuments.BUCKET, bucket), PENDING))
@@ -140,7 +159,8 @@ final class MongoDeadLetters {
         return List.copyOf(found);
     }
 
-    List<DeadLetter> list(UUID after, int limit) {
+    @Override
+    public List<DeadLetter> deadLetters(UUID after, int limit) {
         DeadLetters.requireLimit(limit);
         Bson filter = after == null ? IS_DEAD : and(IS_DEAD, gt(MessageDocuments.ID, new BsonBinary(after)));
         List<DeadLetter> page = new ArrayList<>();
@@ -150,14 +170,16 @@ final class MongoDeadLetters {
         return List.copyOf(page);
     }
 
-    Optional<DeadLetter> get(UUID messageId) {
+    @Override
+    public Optional<DeadLetter> deadLetter(UUID messageId) {
         BsonDocument d = messages.find(and(eq(MessageDocuments.ID, new BsonBinary(Objects.requireNonNull(messageId,
                 "messageId must not be null"))), IS_DEAD)).first();
         return d == null ? Optional.empty() : Optional.of(read(d));
     }
 
-    boolean replay(UUID messageId) {
-        Optional<DeadLetter> dead = get(messageId);
+    @Override
+    public boolean replayDeadLetter(UUID messageId) {
+        Optional<DeadLetter> dead = deadLetter(messageId);
         if (dead.isEmpty()) {
             return false;
         }
@@ -166,7 +188,8 @@ final class MongoDeadLetters {
                 Updates.combine(Updates.unset(DEAD), Updates.set(MessageDocuments.SEQ, seq))).getModifiedCount() == 1;
     }
 
-    boolean purge(UUID messageId) {
+    @Override
+    public boolean purgeDeadLetter(UUID messageId) {
         return messages.deleteOne(and(eq(MessageDocuments.ID, new BsonBinary(Objects.requireNonNull(messageId,
                 "messageId must not be null"))), IS_DEAD)).getDeletedCount() == 1;
     }

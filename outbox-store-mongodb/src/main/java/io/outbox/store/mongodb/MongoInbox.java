@@ -10,8 +10,6 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.IndexOptions;
-import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
@@ -30,7 +28,6 @@ import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
 import org.bson.BsonValue;
-import org.bson.Document;
 import org.bson.UuidRepresentation;
 import org.bson.conversions.Bson;
 
@@ -90,6 +87,13 @@ public final class MongoInbox implements InboxRetention {
     static final String CONSUMER = "consumer";
     static final String MESSAGE_ID = "messageId";
     static final String SEEN_AT = "seenAt";
+
+    /** The collection's indexes: what {@link #createSchema()} creates and {@link #verifySchema()} checks. */
+    static final List<MongoIndex> INDEXES = List.of(
+            new MongoIndex(UNIQUE_INDEX, List.of(CONSUMER, MESSAGE_ID), true,
+                    "exactly one first delivery per consumer and message id (rule I1) rests on it"),
+            new MongoIndex(SEEN_AT_INDEX, List.of(SEEN_AT), false,
+                    "the retention cleanup (rule I2) finds expired markers through it"));
     private static final String ID = "_id";
     private static final UpdateOptions UPSERT = new UpdateOptions().upsert(true);
 
@@ -216,30 +220,21 @@ public final class MongoInbox implements InboxRetention {
      * @throws MongoException on a database error, for example a missing privilege
      */
     public void createSchema() {
-        markers.createIndex(Indexes.ascending(CONSUMER, MESSAGE_ID), new IndexOptions().unique(true).name(UNIQUE_INDEX));
-        markers.createIndex(Indexes.ascending(SEEN_AT), new IndexOptions().name(SEEN_AT_INDEX));
+        INDEXES.forEach(index -> index.create(markers));
     }
 
     /**
-     * Checks that the collection has a unique index on {@code (consumer, messageId)}, whatever its
-     * name: without it two markers of one delivery could exist.
+     * Checks that the collection has the indexes {@link #createSchema()} makes, whatever their
+     * names: a unique index on {@code (consumer, messageId)}, without which two markers of one
+     * delivery could exist (I1), and an index leading with {@code seenAt}, without which each
+     * cleanup batch (I2) scans the collection.
      *
      * @throws OutboxMisconfigurationException naming the collection, the index and how to create it
      * @throws MongoException on a database error
      */
     public void verifySchema() {
-        for (Document index : markers.listIndexes()) {
-            Document key = index.get("key", Document.class);
-            if (key != null && List.copyOf(key.keySet()).equals(List.of(CONSUMER, MESSAGE_ID))
-                    && key.values().stream().allMatch(v -> v instanceof Number n && n.intValue() == 1)
-                    && Boolean.TRUE.equals(index.get("unique"))) {
-                return;
-            }
-        }
-        throw new OutboxMisconfigurationException("the inbox collection " + database + "." + collectionName
-                + " has no unique index on {" + CONSUMER + ": 1, " + MESSAGE_ID + ": 1}; create it with"
-                + " MongoInbox.createSchema() or db.getCollection(\"" + collectionName + "\").createIndex({" + CONSUMER
-                + ": 1, " + MESSAGE_ID + ": 1}, {unique: true, name: \"" + UNIQUE_INDEX + "\"})");
+        INDEXES.forEach(index -> index.verify(markers, "the inbox collection " + database + "." + collectionName,
+                "MongoInbox.createSchema()"));
     }
 
     /**

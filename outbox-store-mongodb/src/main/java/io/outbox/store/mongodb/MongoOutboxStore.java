@@ -15,32 +15,33 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoCursor;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.DeleteOneModel;
-import com.mongodb.client.model.IndexOptions;
-import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
-import io.outbox.OutboxMessage;
+import io.outbox.OutboxPayloadTooLargeException;
+import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.CorruptMessageException;
-import io.outbox.spi.DeadLetter;
-import io.outbox.spi.DeadLetterFailure;
 import io.outbox.spi.DeadLetters;
 import io.outbox.spi.LeaseRelease;
 import io.outbox.spi.LeaseRenewal;
 import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.LeaseTable;
+import io.outbox.spi.LeaseView;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.CloseableOutboxStore;
+import io.outbox.spi.Pending;
 import io.outbox.spi.PendingMetrics;
 import io.outbox.spi.PendingSnapshot;
 import io.outbox.spi.ReadAhead;
+import io.outbox.spi.support.BatchBytes;
 import io.outbox.spi.support.BucketLease;
 import io.outbox.spi.support.LeaseAcquisition;
 import io.outbox.spi.support.LeaseAcquisition.LeaseSnapshot;
@@ -48,6 +49,7 @@ import io.outbox.spi.support.LeaseAcquisition.LeaseWrites;
 import io.outbox.spi.support.LeaseAcquisition.StrayRows;
 import io.outbox.spi.support.LeasePlan;
 import io.outbox.spi.support.StoreArguments;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,7 +69,6 @@ import org.bson.BsonBinary;
 import org.bson.BsonDocument;
 import org.bson.BsonNull;
 import org.bson.BsonValue;
-import org.bson.Document;
 import org.bson.conversions.Bson;
 
 /**
@@ -129,8 +130,8 @@ import org.bson.conversions.Bson;
  * A BSON document holds at most {@value #MAX_DOCUMENT_BYTES} bytes; the message document adds at
  * most {@value #DOCUMENT_OVERHEAD_BYTES} bytes of field names, types, lengths and fixed fields
  * (with a 249-character topic). The largest payload (key + value + encoded headers,
- * {@link OutboxMessage#payloadSize()}) is therefore {@value #MAX_PAYLOAD_BYTES} bytes; a larger
- * message fails at enqueue with {@link io.outbox.spi.OutboxPayloadTooLargeException} before
+ * {@link StoredMessages#payloadSize}) is therefore {@value #MAX_PAYLOAD_BYTES} bytes; a larger
+ * message fails at enqueue with {@link OutboxPayloadTooLargeException} before
  * anything, not even a sequence number, is written.
  *
  * <h2>Building</h2>
@@ -146,8 +147,8 @@ import org.bson.conversions.Bson;
  * <p>Instances are thread-safe (S12): they hold only immutable collection handles over a
  * thread-safe {@link MongoClient}.
  */
-public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal, PendingMetrics, LeaseRelease,
-        DeadLetters, ReadAhead {
+public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewal.Self, PendingMetrics.Self,
+        LeaseRelease.Self, ReadAhead.Self, LeaseView.Self {
 
     /** The largest BSON document a MongoDB server stores, in bytes: 16 MiB. */
     public static final long MAX_DOCUMENT_BYTES = 16L * 1024 * 1024;
@@ -161,13 +162,18 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     public static final long DOCUMENT_OVERHEAD_BYTES = 387;
 
     /**
-     * The largest {@link OutboxMessage#payloadSize()} this store accepts, in bytes:
+     * The largest {@link StoredMessages#payloadSize} this store accepts, in bytes:
      * {@link #MAX_DOCUMENT_BYTES} minus {@link #DOCUMENT_OVERHEAD_BYTES}, 16,776,829 bytes.
      */
     public static final long MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES - DOCUMENT_OVERHEAD_BYTES;
 
     /** The name of the unique index on {@code (bucket, seq)} of the messages collection. */
     public static final String MESSAGES_INDEX = "bucket_seq_unique";
+
+    /** The messages collection's index: what {@link #createSchema()} creates and {@link #verifySchema()} checks. */
+    static final MongoIndex MESSAGES_KEY = new MongoIndex(MESSAGES_INDEX, List.of(MessageDocuments.BUCKET,
+            MessageDocuments.SEQ), true, "a bucket's batch is read in seq order through it, and it refuses a "
+            + "reused sequence number");
 
     private static final String OWNER = "owner";
     private static final String EXPIRES_AT = "expiresAt";
@@ -244,12 +250,12 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (16,776,829: 16,776,824 bytes of key and value).
      *
-     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
+     * @return {@value #MAX_PAYLOAD_BYTES}, in bytes of {@link StoredMessages#payloadSize}
      */
     public long maxPayloadBytes() {
         return MAX_PAYLOAD_BYTES;
@@ -264,7 +270,7 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * @throws MongoException on a database error, for example a missing privilege
      */
     public void createSchema() {
-        messages.createIndex(Indexes.ascending(BUCKET, SEQ), new IndexOptions().unique(true).name(MESSAGES_INDEX));
+        MESSAGES_KEY.create(messages);
     }
 
     /**
@@ -272,25 +278,15 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * name, as {@link #createSchema()} makes it. Without it every {@link #nextBatch} sorts a
      * collection scan, and two writers could store one sequence number twice. The provider calls
      * it when {@value MongoOutboxStoreProvider#CREATE_INDEXES} is off; a collection that does not
-     * exist yet has no index either.
+     * exist yet has no index either. The other collections need only their {@code _id} index.
      *
      * @throws OutboxMisconfigurationException naming the collection, the index it needs and how to
      *     create it; rule R6 makes it fatal
      * @throws MongoException on a database error, for example a missing privilege
      */
     public void verifySchema() {
-        for (Document index : messages.listIndexes()) {
-            Document key = index.get("key", Document.class);
-            if (key != null && List.copyOf(key.keySet()).equals(List.of(BUCKET, SEQ))
-                    && key.values().stream().allMatch(v -> v instanceof Number n && n.intValue() == 1)
-                    && Boolean.TRUE.equals(index.get("unique"))) {
-                return;
-            }
-        }
-        throw new OutboxMisconfigurationException("the outbox messages collection " + options.database() + "."
-                + options.messagesCollection() + " has no unique index on {" + BUCKET + ": 1, " + SEQ + ": 1}; create "
-                + "it (db.getCollection(\"" + options.messagesCollection() + "\").createIndex({" + BUCKET + ": 1, " + SEQ
-                + ": 1}, {unique: true, name: \"" + MESSAGES_INDEX + "\"}), or MongoOutboxStore.createSchema()), or set "
+        MESSAGES_KEY.verify(messages, "the outbox messages collection " + options.database() + "."
+                + options.messagesCollection(), "MongoOutboxStore.createSchema(), or set "
                 + MongoOutboxStoreProvider.CREATE_INDEXES + "=true to have the store create it at start-up");
     }
 
@@ -323,6 +319,18 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     public List<Integer> acquireBucketLeases(LeaseRequest request) {
         StoreArguments.requireRequest(request);
         return acquisition.acquire(request, clock, leaseStore);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The two finds of the acquire recipe's snapshot (C6); nothing written.
+     */
+    @Override
+    public LeaseTable leaseTable(int bucketCount) {
+        LeaseTable.requireBucketCount(bucketCount);
+        LeaseSnapshot snapshot = leaseStore.readSnapshot(bucketCount);
+        return LeaseTable.of(clock.millis(), snapshot.heartbeats(), snapshot.leases(), bucketCount);
     }
 
     /** The primitives of {@link LeaseAcquisition} on this store's collections. */
@@ -535,10 +543,11 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * @throws IllegalStateException if a stored document is malformed (names it)
      */
     @Override
-    public List<OutboxMessage> nextBatch(int bucket, int maxCount) {
+    public List<Pending> nextBatch(int bucket, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
-        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING), maxCount);
+        StoreArguments.requireMaxBytes(maxBytes);
+        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING), maxCount, maxBytes);
     }
 
     /**
@@ -548,32 +557,50 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * ids of {@code inFlight}: the server leaves them out, on the same {@code (bucket, seq)} index.
      */
     @Override
-    public List<OutboxMessage> nextBatchExcluding(int bucket, List<OutboxMessage> inFlight, int maxCount) {
+    public List<Pending> nextBatchExcluding(int bucket, List<Pending> inFlight, int maxCount, long maxBytes) {
         StoreArguments.requireBucket(bucket);
         StoreArguments.requireMaxCount(maxCount);
+        StoreArguments.requireMaxBytes(maxBytes);
         List<BsonBinary> ids = new ArrayList<>(Objects.requireNonNull(inFlight, "inFlight must not be null").size());
-        for (OutboxMessage m : inFlight) {
-            ids.add(new BsonBinary(Objects.requireNonNull(m, "inFlight must not contain null").messageId()));
+        for (Pending p : inFlight) {
+            ids.add(new BsonBinary(Objects.requireNonNull(p, "inFlight must not contain null").message().messageId()));
         }
         if (ids.isEmpty()) {
-            return nextBatch(bucket, maxCount);
+            return nextBatch(bucket, maxCount, maxBytes);
         }
-        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING, nin(ID, ids)), maxCount);
+        return readBatch(bucket, and(eq(BUCKET, bucket), MongoDeadLetters.PENDING, nin(ID, ids)), maxCount,
+                maxBytes);
     }
 
-    private List<OutboxMessage> readBatch(int bucket, Bson filter, int maxCount) {
-        List<OutboxMessage> batch = new ArrayList<>(Math.min(maxCount, 1024));
+    /**
+     * Reads the batch through a cursor, stops at the first document the byte budget refuses (S1,
+     * {@link BatchBytes}) and closes the cursor, so the server's later replies are never fetched.
+     * Beyond the budget the driver holds at most the one reply it is reading: a reply holds at most
+     * {@code maxCount} documents and at most 16 MiB (the server's cap, also its largest document).
+     */
+    private List<Pending> readBatch(int bucket, Bson filter, int maxCount, long maxBytes) {
+        List<Pending> batch = new ArrayList<>(Math.min(maxCount, 1024));
+        BatchBytes budget = new BatchBytes(maxBytes);
         String collection = options.database() + "." + options.messagesCollection();
-        for (BsonDocument document : messages.find(filter).sort(Sorts.ascending(SEQ)).limit(maxCount)) {
-            try {
-                batch.add(MessageDocuments.fromDocument(document, collection));
-            } catch (IllegalStateException e) {
-                BsonValue id = document.get(ID);
-                if (id == null || !id.isBinary() || id.asBinary().getData().length != 16) {
-                    throw e;
+        try (MongoCursor<BsonDocument> cursor = messages.find(filter).sort(Sorts.ascending(SEQ)).limit(maxCount)
+                .batchSize(maxCount).iterator()) {
+            while (cursor.hasNext()) {
+                BsonDocument document = cursor.next();
+                Pending read;
+                try {
+                    read = MessageDocuments.fromDocument(document, collection);
+                } catch (IllegalStateException e) {
+                    BsonValue id = document.get(ID);
+                    if (id == null || !id.isBinary() || id.asBinary().getData().length != 16) {
+                        throw e;
+                    }
+                    // R12: a data error of one document; the rows ahead of it still go out.
+                    throw new CorruptMessageException(bucket, id.asBinary().asUuid(), batch, e.getMessage(), e);
                 }
-                // R12: a data error of one document; the rows ahead of it still go out.
-                throw new CorruptMessageException(bucket, id.asBinary().asUuid(), batch, e.getMessage(), e);
+                if (!budget.admit(read.message())) {
+                    break;
+                }
+                batch.add(read);
             }
         }
         return List.copyOf(batch);
@@ -588,13 +615,13 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
      * @throws NullPointerException if the list or an element is null
      */
     @Override
-    public void markPublished(int bucket, List<OutboxMessage> published) {
+    public void markPublished(int bucket, List<Pending> published) {
         String collection = options.database() + "." + options.messagesCollection();
-        List<MongoStoredMessage> stored = StoreArguments.requirePublished(bucket, published, MongoStoredMessage.class,
-                m -> m.collection().equals(collection), "collection " + collection);
-        List<UUID> ids = new ArrayList<>(stored.size());
-        for (MongoStoredMessage message : stored) {
-            ids.add(message.messageId());
+        List<MessageDocuments.Handle> handles = StoreArguments.requirePublished(bucket, published,
+                MessageDocuments.Handle.class, h -> h.collection().equals(collection), "collection " + collection);
+        List<UUID> ids = new ArrayList<>(handles.size());
+        for (MessageDocuments.Handle handle : handles) {
+            ids.add(handle.id());
         }
         if (ids.isEmpty()) {
             return;
@@ -632,54 +659,14 @@ public final class MongoOutboxStore implements CloseableOutboxStore, LeaseRenewa
     }
 
     /**
-     * {@inheritDoc}
+     * C4: dead letters are marked in place in the messages collection ({@link MongoDeadLetters}):
+     * each change is one single-document update, atomic without a transaction.
      *
-     * <p>One single-document update: the pending document is marked with the failure in place
-     * ({@link MongoDeadLetters}); atomic without a transaction.
+     * @return the store's dead letters
      */
     @Override
-    public boolean moveToDeadLetters(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.move(bucket, messageId, failure);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One single-document update of the pending message's document ({@link MongoDeadLetters}).
-     */
-    @Override
-    public boolean recordHeadFailure(int bucket, UUID messageId, DeadLetterFailure failure) {
-        return deadLetters.recordHeadFailure(bucket, messageId, failure);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>One indexed query per bucket for its head ({@code limit 1}).
-     */
-    @Override
-    public List<io.outbox.spi.HeadFailure> headFailures(List<Integer> buckets) {
-        return deadLetters.headFailures(buckets);
-    }
-
-    @Override
-    public List<DeadLetter> deadLetters(UUID after, int limit) {
-        return deadLetters.list(after, limit);
-    }
-
-    @Override
-    public Optional<DeadLetter> deadLetter(UUID messageId) {
-        return deadLetters.get(messageId);
-    }
-
-    @Override
-    public boolean replayDeadLetter(UUID messageId) {
-        return deadLetters.replay(messageId);
-    }
-
-    @Override
-    public boolean purgeDeadLetter(UUID messageId) {
-        return deadLetters.purge(messageId);
+    public Optional<DeadLetters> deadLetters() {
+        return Optional.of(deadLetters);
     }
 
     /**

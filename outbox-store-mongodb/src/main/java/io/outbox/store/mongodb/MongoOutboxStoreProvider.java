@@ -10,8 +10,10 @@ import io.outbox.spi.CloseableOutboxStore;
 import io.outbox.spi.OutboxStoreProvider;
 import io.outbox.spi.support.OutboxStoreConfig;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 
 /**
  * Provider of {@link MongoOutboxStore} under the name {@value #NAME}, found by
@@ -61,7 +63,8 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
             .define(CONNECTION_STRING, ConfigDef.Type.PASSWORD, ConfigDef.NO_DEFAULT_VALUE,
                     MongoOutboxStoreProvider::validateConnectionString, ConfigDef.Importance.HIGH,
                     "The MongoDB connection string, for example mongodb://host1,host2/orders?replicaSet=rs0. "
-                            + "It may hold credentials; it is never logged. Put driver options such as timeoutMS, "
+                            + "It may hold credentials; it is never logged, and a malformed one is reported without "
+                            + "its value. Put driver options such as timeoutMS, "
                             + "tls or authSource here.")
             .define(DATABASE, ConfigDef.Type.STRING, null, MongoOutboxStoreProvider::validateDatabase,
                     ConfigDef.Importance.HIGH,
@@ -72,9 +75,9 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
                     "Prefix of the collection names <prefix>messages, <prefix>sequences, <prefix>leases and "
                             + "<prefix>relays. 1 to 64 characters of [A-Za-z0-9_.-].")
             .define(CREATE_INDEXES, ConfigDef.Type.BOOLEAN, true, ConfigDef.Importance.LOW,
-                    "Whether to create the unique (bucket, seq) index of the messages collection on start "
-                            + "(idempotent). Turn off when indexes are managed elsewhere: the store then checks that "
-                            + "the index exists and fails naming it if not.");
+                    "Whether to create the unique index " + MongoOutboxStore.MESSAGES_INDEX + " on (bucket, seq) "
+                            + "of the messages collection on start (idempotent). Turn off when indexes are managed "
+                            + "elsewhere: the store then checks that the index exists and fails naming it if not.");
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public MongoOutboxStoreProvider() {
@@ -87,8 +90,8 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
 
     /** {@inheritDoc} */
     @Override
-    public java.util.Set<String> schemaChangingSettings() {
-        return java.util.Set.of(CREATE_INDEXES);
+    public Set<String> schemaChangingSettings() {
+        return Set.of(CREATE_INDEXES);
     }
 
     @Override
@@ -203,7 +206,7 @@ public final class MongoOutboxStoreProvider implements OutboxStoreProvider {
      * never shows the value.
      */
     private static void validateConnectionString(String name, Object value) {
-        if (value instanceof org.apache.kafka.common.config.types.Password password) {
+        if (value instanceof Password password) {
             try {
                 connectionString(password.value());
             } catch (OutboxMisconfigurationException e) {

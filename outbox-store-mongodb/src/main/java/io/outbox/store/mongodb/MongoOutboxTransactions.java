@@ -51,7 +51,7 @@ public final class MongoOutboxTransactions {
          * @param messages in enqueue order; not null, no null element
          * @throws com.mongodb.MongoException on a database error; let it propagate
          */
-        public void enqueue(List<? extends OutboxMessage> messages) {
+        public void enqueue(List<OutboxMessage> messages) {
             writer.enqueue(session, messages);
             messages.forEach(m -> buckets.add(m.bucket()));
         }

@@ -9,7 +9,9 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxPayloadTooLargeException;
 import io.outbox.spi.support.SequenceReservation;
+import io.outbox.spi.support.StoredMessages;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -52,9 +54,9 @@ import org.bson.BsonValue;
  * writing it) <em>before</em> it calls {@code enqueue}.
  *
  * <h2>Payload limit (S10)</h2>
- * A message whose {@link OutboxMessage#payloadSize()} exceeds {@link #maxPayloadBytes()}
+ * A message whose {@link StoredMessages#payloadSize} exceeds {@link #maxPayloadBytes()}
  * ({@value MongoOutboxStore#MAX_PAYLOAD_BYTES} bytes) fails with
- * {@link io.outbox.spi.OutboxPayloadTooLargeException} before anything, not even a sequence number,
+ * {@link OutboxPayloadTooLargeException} before anything, not even a sequence number,
  * is written.
  *
  * <p>Instances are immutable and thread-safe; one serves every thread of an application.
@@ -79,12 +81,12 @@ public final class MongoOutboxWriter {
      * <p>What it counts: the serialized key, the serialized value and the headers as stored, encoded
      * with {@link io.outbox.spi.support.OutboxHeaderCodec}, which stores
      * {@value io.outbox.spi.support.OutboxHeaderCodec#EMPTY_ENCODED_SIZE} bytes for a message without
-     * headers ({@link OutboxMessage#payloadSize()}); a larger message is refused at enqueue with
-     * {@link io.outbox.spi.OutboxPayloadTooLargeException}, whose message names the three parts. So a
+     * headers ({@link StoredMessages#payloadSize}); a larger message is refused at enqueue with
+     * {@link OutboxPayloadTooLargeException}, whose message names the three parts. So a
      * message without headers holds at most this limit minus 5 bytes of key and value together
      * (16,776,829: 16,776,824 bytes of key and value).
      *
-     * @return {@link MongoOutboxStore#MAX_PAYLOAD_BYTES}, in bytes of {@link OutboxMessage#payloadSize()}
+     * @return {@link MongoOutboxStore#MAX_PAYLOAD_BYTES}, in bytes of {@link StoredMessages#payloadSize}
      */
     public long maxPayloadBytes() {
         return MongoOutboxStore.MAX_PAYLOAD_BYTES;
@@ -104,13 +106,13 @@ public final class MongoOutboxWriter {
      * @param messages the messages; not null, no null elements; may be empty (no-op)
      * @throws NullPointerException if an argument or element is null
      * @throws IllegalStateException if the session has no active transaction
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a message's payload exceeds
+     * @throws OutboxPayloadTooLargeException if a message's payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written, not even a sequence number
      * @throws MongoException on a database error; the caller's transaction should then be
      *     aborted (a duplicate message id in the batch or in the store is reported as a
      *     duplicate-key error)
      */
-    public void enqueue(ClientSession session, List<? extends OutboxMessage> messages) {
+    public void enqueue(ClientSession session, List<OutboxMessage> messages) {
         Objects.requireNonNull(session, "session must not be null");
         List<BsonDocument> documents = prepare(messages, () -> {
             if (!session.hasActiveTransaction()) {
@@ -131,7 +133,7 @@ public final class MongoOutboxWriter {
      * @param messages the messages; no null elements
      * @throws NullPointerException if an argument or element is null
      * @throws IllegalStateException if the session has no active transaction
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     * @throws OutboxPayloadTooLargeException if a payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written
      * @throws MongoException on a database error
      */
@@ -150,11 +152,11 @@ public final class MongoOutboxWriter {
      *
      * @param messages the messages; not null, no null elements; may be empty (no-op)
      * @throws NullPointerException if the list or an element is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     * @throws OutboxPayloadTooLargeException if a payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written, not even a sequence number
      * @throws MongoException on a database error
      */
-    public void enqueue(List<? extends OutboxMessage> messages) {
+    public void enqueue(List<OutboxMessage> messages) {
         List<BsonDocument> documents = prepare(messages, () -> { });
         if (!documents.isEmpty()) {
             this.messages.insertMany(documents);
@@ -166,7 +168,7 @@ public final class MongoOutboxWriter {
      *
      * @param messages the messages; no null elements
      * @throws NullPointerException if an element is null
-     * @throws io.outbox.spi.OutboxPayloadTooLargeException if a payload exceeds
+     * @throws OutboxPayloadTooLargeException if a payload exceeds
      *     {@link #maxPayloadBytes()}; nothing is written
      * @throws MongoException on a database error
      */
@@ -175,11 +177,12 @@ public final class MongoOutboxWriter {
     }
 
     /** Validates everything, then reserves sequence numbers and builds the documents. */
-    private List<BsonDocument> prepare(List<? extends OutboxMessage> batch, Runnable precondition) {
+    private List<BsonDocument> prepare(List<OutboxMessage> batch, Runnable precondition) {
         Objects.requireNonNull(batch, "messages must not be null");
         precondition.run();
         for (OutboxMessage message : batch) {
-            Objects.requireNonNull(message, "messages must not contain null").requirePayloadAtMost(maxPayloadBytes());
+            StoredMessages.requirePayloadAtMost(Objects.requireNonNull(message, "messages must not contain null"),
+                    maxPayloadBytes());
         }
         if (batch.isEmpty()) {
             return List.of();

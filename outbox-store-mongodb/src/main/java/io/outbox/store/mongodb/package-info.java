@@ -1,8 +1,8 @@
 /**
  * The MongoDB outbox store.
  *
- * <p>{@link io.outbox.store.mongodb.MongoOutboxStore} implements the store SPI and the optional
- * capabilities C1-C3 on four collections; build it with
+ * <p>{@link io.outbox.store.mongodb.MongoOutboxStore} implements the store SPI (S1-S13) and offers
+ * the optional capabilities C1-C6 on four collections; build it with
  * {@link io.outbox.store.mongodb.MongoOutboxStore#builder(com.mongodb.client.MongoClient)} on your
  * own {@code MongoClient}, or open it by name
  * ({@value io.outbox.store.mongodb.MongoOutboxStoreProvider#NAME}) through

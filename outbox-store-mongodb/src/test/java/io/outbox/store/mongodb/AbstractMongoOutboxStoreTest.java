@@ -13,10 +13,12 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
+import io.outbox.OutboxPayloadTooLargeException;
 import io.outbox.spi.LeaseRequest;
 import io.outbox.spi.OutboxMisconfigurationException;
-import io.outbox.spi.OutboxPayloadTooLargeException;
+import io.outbox.spi.Pending;
 import io.outbox.spi.support.OutboxHeaderCodec;
+import io.outbox.spi.support.StoredMessages;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -98,7 +100,8 @@ abstract class AbstractMongoOutboxStoreTest {
     }
 
     private static OutboxMessage message(int bucket) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, "topic", null, new byte[] {1, 2}, List.of(), null, NOW);
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, "topic", null, new byte[] {1, 2}, List.of(), null,
+                NOW);
     }
 
     /** The largest payload in the document's worst case: longest topic, key, headers, partition. */
@@ -108,20 +111,20 @@ abstract class AbstractMongoOutboxStoreTest {
         long headerBytes = OutboxHeaderCodec.encodedSize(headers);
         byte[] value = new byte[(int) (payloadBytes - key.length - headerBytes)];
         new Random(payloadBytes).nextBytes(value);
-        return new OutboxMessage(UUID.randomUUID(), 0, "t".repeat(OutboxMessage.MAX_TOPIC_LENGTH), key, value, headers,
-                Integer.MAX_VALUE, NOW);
+        return StoredMessages.rebuild(UUID.randomUUID(), 0, "t".repeat(OutboxMessage.MAX_TOPIC_LENGTH), key, value,
+                headers, Integer.MAX_VALUE, NOW);
     }
 
     @Test
     void S10_aWorstCaseMessageOfTheLargestPayloadFillsExactly16MiBAndIsStored() {
         OutboxMessage largest = worstCase(MongoOutboxStore.MAX_PAYLOAD_BYTES);
-        assertThat(largest.payloadSize()).isEqualTo(MongoOutboxStore.MAX_PAYLOAD_BYTES);
+        assertThat(StoredMessages.payloadSize(largest)).isEqualTo(MongoOutboxStore.MAX_PAYLOAD_BYTES);
         assertThat(MessageDocumentsTest.encodedSize(MessageDocuments.toDocument(largest, Long.MAX_VALUE)))
                 .as("encoded document").isEqualTo(MongoOutboxStore.MAX_DOCUMENT_BYTES);
         store.writer().enqueue(largest);
-        List<OutboxMessage> read = store.nextBatch(0, 1);
+        List<Pending> read = store.nextBatch(0, 1);
         assertThat(read).hasSize(1);
-        assertThat(read.get(0).sameContent(largest)).isTrue();
+        assertThat(read.get(0).message()).isEqualTo(largest);
     }
 
     @Test
@@ -171,7 +174,7 @@ abstract class AbstractMongoOutboxStoreTest {
 
     @Test
     void S11_documentsHaveTheDocumentedShapeAndEpochMillisecondTimes() {
-        OutboxMessage m = new OutboxMessage(UUID.randomUUID(), 3, "topic", null, new byte[0],
+        OutboxMessage m = StoredMessages.rebuild(UUID.randomUUID(), 3, "topic", null, new byte[0],
                 List.of(OutboxHeader.of("h", null)), 7, Instant.parse("1999-12-31T23:59:59.999Z"));
         store.writer().enqueue(m);
         BsonDocument stored = raw(store.options().messagesCollection()).find().first();
@@ -245,14 +248,15 @@ abstract class AbstractMongoOutboxStoreTest {
         } finally {
             pool.shutdownNow();
         }
-        List<OutboxMessage> all = store.nextBatch(0, 10_000);
-        List<Long> seqs = all.stream().map(m -> ((MongoStoredMessage) m).seq()).toList();
+        List<Pending> all = store.nextBatch(0, 10_000);
+        List<Long> seqs = all.stream().map(p -> ((MessageDocuments.Handle) p.handle()).seq()).toList();
         Set<Long> distinct = new HashSet<>(seqs);
         assertThat(distinct).as("distinct sequence numbers").hasSameSizeAs(seqs);
         assertThat(seqs).isSorted();
         assertThat(all).hasSize(written.values().stream().mapToInt(List::size).sum());
         for (List<UUID> mine : written.values()) {
-            List<UUID> seen = all.stream().map(OutboxMessage::messageId).filter(new HashSet<>(mine)::contains).toList();
+            List<UUID> seen = all.stream().map(p -> p.message().messageId()).filter(new HashSet<>(mine)::contains)
+                    .toList();
             assertThat(seen).as("each writer's messages in its own order").containsExactlyElementsOf(mine);
         }
     }
@@ -266,9 +270,9 @@ abstract class AbstractMongoOutboxStoreTest {
         MongoOutboxStore onLegacy = builder(legacy).build();
         OutboxMessage m = message(2);
         onLegacy.writer().enqueue(m);
-        assertThat(store.nextBatch(2, 1)).singleElement().satisfies(read -> assertThat(read.sameContent(m)).isTrue());
+        assertThat(store.nextBatch(2, 1)).singleElement().satisfies(read -> assertThat(read.message()).isEqualTo(m));
         assertThat(onLegacy.nextBatch(2, 1)).singleElement()
-                .satisfies(read -> assertThat(read.messageId()).isEqualTo(m.messageId()));
+                .satisfies(read -> assertThat(read.message().messageId()).isEqualTo(m.messageId()));
         onLegacy.markPublished(2, onLegacy.nextBatch(2, 1));
         assertThat(store.bucketsWithPending(List.of(2))).isEmpty();
     }
@@ -295,7 +299,7 @@ abstract class AbstractMongoOutboxStoreTest {
     @Test
     void S2_markPublishedRefusesAMessageOfAnotherBucketAndDeletesNothing() {
         store.writer().enqueue(message(1), message(2));
-        List<OutboxMessage> fromTwo = store.nextBatch(2, 10);
+        List<Pending> fromTwo = store.nextBatch(2, 10);
         assertThatThrownBy(() -> store.markPublished(1, fromTwo)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("bucket 2");
         assertThat(store.bucketsWithPending(List.of(1, 2))).containsExactly(1, 2);

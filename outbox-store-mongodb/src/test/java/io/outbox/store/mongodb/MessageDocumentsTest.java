@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox.OutboxHeader;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -23,36 +25,36 @@ class MessageDocumentsTest {
     }
 
     private static OutboxMessage withEverythingEmpty(String topic, byte[] key, Integer partition) {
-        return new OutboxMessage(UUID.randomUUID(), Integer.MAX_VALUE, topic, key, new byte[0], List.of(), partition,
-                Instant.parse("2106-02-07T06:28:16.001Z"));
+        return StoredMessages.rebuild(UUID.randomUUID(), Integer.MAX_VALUE, topic, key, new byte[0], List.of(),
+                partition, Instant.parse("2106-02-07T06:28:16.001Z"));
     }
 
     @Test
     void S10_theOverheadIsThatOfTheWorstCaseDocument() {
         OutboxMessage worst = withEverythingEmpty("t".repeat(OutboxMessage.MAX_TOPIC_LENGTH), new byte[0], 0);
         BsonDocument document = MessageDocuments.toDocument(worst, Long.MAX_VALUE);
-        assertThat(encodedSize(document) - worst.payloadSize()).isEqualTo(MongoOutboxStore.DOCUMENT_OVERHEAD_BYTES);
+        assertThat(encodedSize(document) - StoredMessages.payloadSize(worst))
+                .isEqualTo(MongoOutboxStore.DOCUMENT_OVERHEAD_BYTES);
         assertThat(MongoOutboxStore.MAX_PAYLOAD_BYTES).isEqualTo(16L * 1024 * 1024 - 387).isEqualTo(16_776_829L);
     }
 
     @Test
     void S10_nullKeysNullPartitionsAndShorterTopicsOnlyShrinkTheDocument() {
         OutboxMessage lean = withEverythingEmpty("t", null, null);
-        assertThat(encodedSize(MessageDocuments.toDocument(lean, 1)) - lean.payloadSize())
+        assertThat(encodedSize(MessageDocuments.toDocument(lean, 1)) - StoredMessages.payloadSize(lean))
                 .isLessThan(MongoOutboxStore.DOCUMENT_OVERHEAD_BYTES);
     }
 
     @Test
     void S10_everyFieldRoundTripsThroughTheDocument() {
-        OutboxMessage original = new OutboxMessage(UUID.randomUUID(), 5, "orders", new byte[0], null,
+        OutboxMessage original = StoredMessages.rebuild(UUID.randomUUID(), 5, "orders", new byte[0], null,
                 List.of(OutboxHeader.of("a", null), OutboxHeader.of("a", new byte[0]), OutboxHeader.ofUtf8("é", "x")),
                 3, Instant.parse("1999-12-31T23:59:59.999Z"));
-        MongoStoredMessage read = MessageDocuments.fromDocument(MessageDocuments.toDocument(original, 42),
-                "db.messages");
-        assertThat(read.sameContent(original)).isTrue();
-        assertThat(read.seq()).isEqualTo(42);
-        assertThat(read.key()).isEmpty();
-        assertThat(read.value()).isNull();
+        Pending read = MessageDocuments.fromDocument(MessageDocuments.toDocument(original, 42), "db.messages");
+        assertThat(read.message()).isEqualTo(original);
+        assertThat(read.handle()).isEqualTo(new MessageDocuments.Handle("db.messages", original.messageId(), 42));
+        assertThat(read.message().key()).isEmpty();
+        assertThat(read.message().value()).isNull();
     }
 
     @Test

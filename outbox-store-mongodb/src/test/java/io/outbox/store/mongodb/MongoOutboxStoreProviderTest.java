@@ -69,7 +69,7 @@ class MongoOutboxStoreProviderTest {
         assertThatThrownBy(() -> open(settings))
                 .isInstanceOf(OutboxMisconfigurationException.class)
                 .hasMessageContaining("provided." + prefix + "messages")
-                .hasMessageContaining("unique index on {bucket: 1, seq: 1}")
+                .hasMessageContaining("unique index on exactly {bucket: 1, seq: 1}")
                 .hasMessageContaining("create.indexes=true");
         try (MongoOutboxStore created = (MongoOutboxStore) open(Map.of("connection.string", connectionString,
                 "database", "provided", "collection.prefix", prefix))) {

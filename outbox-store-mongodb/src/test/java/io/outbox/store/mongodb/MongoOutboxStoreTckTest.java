@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * The whole compatibility kit on mongo-java-server, in process: ordering, deletion, leases under
  * contention between several {@code MongoClient}s (its updates and findAndModify are atomic per
- * document), fidelity, the payload limit, the clock, thread safety, discovery, C1-C3.
+ * document), fidelity, the payload limit, the clock, thread safety, discovery, C1-C6.
  *
  * <p>mongo-java-server has no sessions, so messages go through the session-less
  * {@link MongoOutboxWriter#enqueue(List)} here, and the kit's rollback test (E4) is aborted with

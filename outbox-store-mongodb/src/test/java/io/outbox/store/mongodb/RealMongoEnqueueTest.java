@@ -11,6 +11,8 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Updates;
 import io.outbox.OutboxMessage;
+import io.outbox.spi.Pending;
+import io.outbox.spi.support.StoredMessages;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -66,16 +68,17 @@ class RealMongoEnqueueTest extends AbstractMongoEnqueueTest {
             store.writer().enqueue(b, second);
             b.commitTransaction();
         }
-        List<OutboxMessage> batch = store.nextBatch(0, 10);
-        assertThat(batch).map(OutboxMessage::messageId).containsExactly(first.messageId(), second.messageId());
-        assertThat(((MongoStoredMessage) batch.get(1)).seq()).isGreaterThan(((MongoStoredMessage) batch.get(0)).seq());
+        List<Pending> batch = store.nextBatch(0, 10);
+        assertThat(batch).map(p -> p.message().messageId()).containsExactly(first.messageId(), second.messageId());
+        assertThat(((MessageDocuments.Handle) batch.get(1).handle()).seq())
+                .isGreaterThan(((MessageDocuments.Handle) batch.get(0).handle()).seq());
         client.getDatabase(DATABASE).getCollection(store.options().messagesCollection()).drop();
         client.getDatabase(DATABASE).getCollection(store.options().sequencesCollection()).drop();
         accounts.drop();
     }
 
     private static OutboxMessage message(int bucket) {
-        return new OutboxMessage(UUID.randomUUID(), bucket, "accounts", new byte[] {1}, new byte[] {2}, List.of(), null,
-                Instant.now());
+        return StoredMessages.rebuild(UUID.randomUUID(), bucket, "accounts", new byte[] {1}, new byte[] {2}, List.of(),
+                null, Instant.now());
     }
 }
