@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,9 +30,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A topic deleted while a relay runs, on a real broker that does not create topics
@@ -311,5 +315,67 @@ class TopicVanishedIntegrationTest {
         assertThat(firstDeliveries).as("per key, first deliveries in enqueue order").isEqualTo(expected);
         assertThat(resumeMillis).as("delivery resumes within %s of the re-creation", RESUME_BOUND)
                 .isLessThanOrEqualTo(RESUME_BOUND.toMillis());
+    }
+
+    /**
+     * K3: a topic deleted and re-created with fewer partitions while the only batch waits for
+     * acknowledgements of records to the lost partitions, so no batch begins that would see the new
+     * count. The publisher asks the cluster while the batch waits and replaces its producers: the
+     * batch fails, retriably, within seconds instead of at {@code delivery.timeout.ms} (120 s), and
+     * sent again it is delivered to the new partitions.
+     */
+    @ParameterizedTest(name = "transactional={0}")
+    @ValueSource(booleans = {false, true})
+    void k3_aBatchWaitingOnPartitionsLostToARecreationFailsWithinSecondsThoughNoBatchBeginsAfterIt(
+            boolean transactional) throws Exception {
+        String topic = "lost-while-waiting-" + UUID.randomUUID();
+        broker.createTopic(topic, BUCKETS);
+        Map<String, Object> config = broker.adminConfig();
+        config.put("max.block.ms", 10_000); // delivery.timeout.ms stays 120 s
+        if (transactional) {
+            config.put("transactions", "true");
+            config.put("transactional.id.prefix", "lost-" + UUID.randomUUID());
+        }
+        // One bucket's messages (a bucket count of 1), one per partition of the topic as first created.
+        List<OutboxMessage> opening = new ArrayList<>();
+        for (int i = 0; opening.size() < BUCKETS; i++) {
+            String key = "lost-" + i;
+            if (Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % BUCKETS == opening.size()) {
+                opening.add(message(topic, key, "opening", 1, Clock.systemUTC()));
+            }
+        }
+        List<OutboxMessage> waiting = opening.subList(2, BUCKETS).stream() // partitions 2 and 3
+                .map(m -> message(topic, new String(m.key(), StandardCharsets.UTF_8), "waiting", 1,
+                        Clock.systemUTC())).toList();
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.builder(config).build();
+             Admin admin = Admin.create(broker.adminConfig())) {
+            publisher.bucketsAcquired(Set.of(0));
+            for (OutboxMessage m : opening) { // each partition opened (K8) and in the producers' metadata
+                assertThat(publisher.publish(List.of(m)).get(30, TimeUnit.SECONDS).failed()).isFalse();
+            }
+            admin.deleteTopics(Set.of(topic)).all().get(30, TimeUnit.SECONDS);
+            await().atMost(WAIT).until(() -> !admin.listTopics().names().get(10, TimeUnit.SECONDS).contains(topic));
+            CompletableFuture<PublishResult> result = CompletableFuture.supplyAsync(() -> publisher.publish(waiting))
+                    .thenCompose(f -> f); // the transactional mode publishes on the calling thread
+            broker.createTopic(topic, BUCKETS / 2);
+            long recreated = System.nanoTime();
+
+            PublishResult failed = await().atMost(Duration.ofSeconds(10)).until(() -> result.getNow(null),
+                    r -> r != null);
+            System.out.printf("transactional=%s: the waiting batch failed %d ms after the re-creation: %s%n",
+                    transactional, (System.nanoTime() - recreated) / 1_000_000, failed.firstError());
+            assertThat(failed.acknowledged()).isZero();
+            assertThat(FailureKind.classify(failed.firstError())).as("%s", failed.firstError())
+                    .isEqualTo(FailureKind.RETRIABLE);
+
+            PublishResult again = publisher.publish(waiting).get(60, TimeUnit.SECONDS);
+            assertThat(again.failed()).as("%s", again.firstError()).isFalse();
+            assertThat(again.acknowledged()).isEqualTo(waiting.size());
+        }
+        Set<UUID> delivered = new HashSet<>();
+        TopicReader.readAll(broker.bootstrapServers(), topic, transactional ? "read_committed" : "read_uncommitted")
+                .forEach(r -> delivered.add(TopicReader.messageId(r)));
+        assertThat(delivered).as("the waiting batch, sent again, on the re-created topic")
+                .containsAll(waiting.stream().map(OutboxMessage::messageId).toList());
     }
 }

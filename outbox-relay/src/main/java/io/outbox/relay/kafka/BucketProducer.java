@@ -222,6 +222,7 @@ final class BucketProducer {
                             "not sent: record " + refusedAt + " of the transaction was refused"));
                 }
             }
+            checks.recheckWhilePending(outcome.future(), messages); // K3: a partition lost while it waits
             PublishResult sent = outcome.future().get();
             if (sent.failed()) {
                 Throwable first = sent.firstError();

@@ -168,6 +168,7 @@ final class IdempotentPublisher implements KafkaOutboxPublisher {
             LOG.warn("dropped the messages' own {} headers, which the relay stamps itself (rule K2) count={}",
                     records.messageIdHeader(), replacedIdHeaders);
         }
+        checks.recheckWhilePending(outcome.future(), batch); // K3: a partition lost while it waits
         return outcome.future();
     }
 

@@ -3,9 +3,15 @@ package io.outbox.relay.kafka;
 import io.outbox.OutboxMessage;
 import io.outbox.relay.internal.LogText;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
@@ -27,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * naming a partition the producer's cached metadata lacks is checked against the cluster's answer
  * now; it fails with a {@link PartitionNotInTopicException} (R12) only when the topic still lacks
  * the partition, and with a retriable {@link TimeoutException} when the cluster does not answer.
+ * A publish still waiting for acknowledgements {@link #RECHECK_MILLIS} after it began has its
+ * topics' partition counts asked of the cluster again ({@link #recheckWhilePending}), so a topic
+ * that lost partitions while every batch waited is found without a new batch.
  *
  * <p>Thread-safe: the publishes of several buckets use it at once; a {@link Batch} belongs to one
  * publish and its thread.
@@ -34,6 +43,13 @@ import org.slf4j.LoggerFactory;
 final class TopicChecks implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaOutboxPublisher.class);
+
+    /**
+     * How long a publish waits for its acknowledgements before its topics' partition counts are
+     * asked of the cluster, and how often after that: at most once per topic per this interval,
+     * across all publishes. Milliseconds.
+     */
+    static final long RECHECK_MILLIS = 1_000;
 
     private final long maxBlockNanos;
     private final Map<String, MetadataFailure> metadataFailures = new ConcurrentHashMap<>();
@@ -46,6 +62,13 @@ final class TopicChecks implements AutoCloseable {
     private volatile Runnable onPartitionsLost = () -> { };
     /** A topic's partition count as the cluster answers now; null when there is no way to ask. */
     private final Function<String, Integer> partitionRefresh;
+    /** When each topic was last rechecked ({@link System#nanoTime()}). */
+    private final Map<String, Long> rechecked = new ConcurrentHashMap<>();
+    private final Object rechecksLock = new Object();
+    /** Runs the rechecks of waiting publishes; made at the first one, guarded by {@link #rechecksLock}. */
+    private ScheduledThreadPoolExecutor rechecks;
+    /** Guarded by {@link #rechecksLock}. */
+    private boolean closed;
 
     private TopicChecks(long maxBlockMillis, TopicDiagnosis diagnosis, BrokerContact contact,
                         Function<String, Integer> partitionRefresh) {
@@ -211,9 +234,76 @@ final class TopicChecks implements AutoCloseable {
         }
     }
 
-    /** Closes the diagnosis' Admin client, if one was made. */
+    /**
+     * K3: while {@code pending} (a publish of {@code batch}) is not done, asks the cluster every
+     * {@link #RECHECK_MILLIS} for the partition count of the batch's topics, and a topic that has
+     * fewer than the publisher last saw is told to the watch and to {@link #onPartitionsLost}: the
+     * publisher replaces its producers, which fails the waiting publish at once. Without this, when
+     * every batch waits on records to a lost partition no batch begins that would see the new
+     * count, and each waits until {@code delivery.timeout.ms}. A count that grew is left to the
+     * producer's own metadata, and a refresh that fails (a broker outage, a topic not yet re-created)
+     * changes nothing. Does nothing where there is no way to ask the cluster. Any thread; the asks run
+     * on one daemon thread of these checks, which {@link #close()} stops.
+     */
+    void recheckWhilePending(CompletableFuture<?> pending, List<OutboxMessage> batch) {
+        if (partitionRefresh == null || pending.isDone()) {
+            return;
+        }
+        ScheduledFuture<?> task;
+        synchronized (rechecksLock) {
+            if (closed) {
+                return;
+            }
+            if (rechecks == null) {
+                rechecks = new ScheduledThreadPoolExecutor(1, r -> {
+                    Thread t = new Thread(r, "outbox-topic-recheck");
+                    t.setDaemon(true);
+                    return t;
+                });
+                rechecks.setRemoveOnCancelPolicy(true);
+            }
+            try {
+                task = rechecks.scheduleWithFixedDelay(() -> recheck(pending, batch), RECHECK_MILLIS, RECHECK_MILLIS,
+                        TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                return;
+            }
+        }
+        pending.whenComplete((result, error) -> task.cancel(false));
+    }
+
+    private void recheck(CompletableFuture<?> pending, List<OutboxMessage> batch) {
+        Set<String> topics = new LinkedHashSet<>();
+        batch.forEach(m -> topics.add(m.topic()));
+        for (String topic : topics) {
+            long now = System.nanoTime();
+            Long last = rechecked.get(topic);
+            if (pending.isDone() || last != null && now - last < TimeUnit.MILLISECONDS.toNanos(RECHECK_MILLIS)) {
+                continue;
+            }
+            rechecked.put(topic, now);
+            int fresh;
+            try {
+                fresh = partitionRefresh.apply(topic);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            Integer known = watch.known(topic);
+            if (known != null && fresh < known && watch.observed(topic, fresh)) {
+                onPartitionsLost.run();
+            }
+        }
+    }
+
+    /** Closes the diagnosis' Admin client, if one was made, and stops the rechecks. */
     @Override
     public void close() {
+        synchronized (rechecksLock) {
+            closed = true;
+            if (rechecks != null) {
+                rechecks.shutdownNow();
+            }
+        }
         if (diagnosis != null) {
             diagnosis.close();
         }

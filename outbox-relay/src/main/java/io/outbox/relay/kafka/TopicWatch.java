@@ -43,6 +43,11 @@ final class TopicWatch {
         return before != null && count < before;
     }
 
+    /** The partition count last seen for {@code topic}, or null. */
+    Integer known(String topic) {
+        return partitions.get(topic);
+    }
+
     /** Records a failed metadata wait; logs once when a topic the publisher knew is gone. */
     void missing(String topic) {
         Integer before = partitions.get(topic);
