@@ -154,6 +154,15 @@ public final class OutboxSourceTask extends SourceTask {
         store = null;
     }
 
+    /**
+     * The relay id this task leases its buckets under (X1), for tests.
+     *
+     * @return the id, or null when the task is not running
+     */
+    String relayId() {
+        return relay == null ? null : relay.relayId();
+    }
+
     private static void closeQuietly(AutoCloseable resource, String what) {
         if (resource == null) {
             return;

@@ -10,6 +10,7 @@ import io.outbox.relay.BucketFencedException;
 import io.outbox.relay.PublishResult;
 import io.outbox.relay.kafka.OutboxRecords;
 import io.outbox.spi.DeadLetter;
+import io.outbox.spi.support.BucketLease;
 import io.outbox.tck.InMemoryOutboxStore;
 import io.outbox.tck.InMemoryOutboxStoreProvider;
 import java.io.BufferedReader;
@@ -22,11 +23,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -55,6 +61,10 @@ class OutboxSourceTaskTest {
     private final String storeName = "connect-task-" + UUID.randomUUID();
     private InMemoryOutboxStore store;
     private OutboxSourceTask task;
+    /** Further tasks a test started, stopped after it. */
+    private final List<OutboxSourceTask> moreTasks = new ArrayList<>();
+    /** Threads polling a task, halted after the test. */
+    private final List<TaskThread> taskThreads = new ArrayList<>();
     /** Settings a test adds to {@link #config()}. */
     private final Map<String, String> extra = new HashMap<>();
 
@@ -66,6 +76,8 @@ class OutboxSourceTaskTest {
 
     @AfterEach
     void stopTask() {
+        taskThreads.forEach(TaskThread::halt);
+        moreTasks.forEach(OutboxSourceTask::stop);
         if (task != null) {
             task.stop();
         }
@@ -91,8 +103,15 @@ class OutboxSourceTaskTest {
     }
 
     private void start(TransactionContext transactions) {
-        task = new OutboxSourceTask();
-        task.initialize(new SourceTaskContext() {
+        Map<String, String> props = new HashMap<>(config());
+        props.put(OutboxSourceConnector.TASK_INDEX, "0");
+        task = started(transactions, props);
+    }
+
+    /** A task initialized with a context over {@link #config()} and started with {@code props}. */
+    private OutboxSourceTask started(TransactionContext transactions, Map<String, String> props) {
+        OutboxSourceTask instance = new OutboxSourceTask();
+        instance.initialize(new SourceTaskContext() {
             @Override
             public Map<String, String> configs() {
                 return config();
@@ -113,9 +132,8 @@ class OutboxSourceTaskTest {
                 return null;
             }
         });
-        Map<String, String> props = new HashMap<>(config());
-        props.put(OutboxSourceConnector.TASK_INDEX, "0");
-        task.start(props);
+        instance.start(props);
+        return instance;
     }
 
     private static OutboxMessage message(String key, String value) {
@@ -337,6 +355,255 @@ class OutboxSourceTaskTest {
         publisher.committed(); // Connect committed nothing and did not report the dropped record yet
         assertThat(result.join().acknowledged()).isZero();
         assertThat(result.join().firstError()).isInstanceOf(RecordNotWrittenException.class);
+    }
+
+    /**
+     * X1, X3 without exactly-once support: a zombie instance of task 0 (its worker cut off from the
+     * group, the instance still running) and the instance the rebalance started from the same task
+     * configuration, each under a relay id of its own, over the same buckets while messages keep
+     * coming. Each runs on a thread of its own as Connect runs a task: poll, then report the
+     * previous poll's records written, so every batch stays in Connect's hands for one poll. Every
+     * record a poll returns is checked as it comes: its bucket's lease is held by the returning
+     * task, and the other task has no record of that bucket in Connect's hands. Both running, they
+     * split the buckets by the store's fair share and both deliver; once the zombie's thread no
+     * longer polls, its relay still renews its leases and the replacement returns no record of its
+     * buckets; once it stops (its leases given back) the replacement takes its buckets and delivers
+     * the rest. Every message is delivered and deleted, each key's first deliveries in enqueue
+     * order.
+     */
+    @Test
+    void x1_x3_aZombieTaskAndItsReplacementNeverPublishOneBucketAtOnce_theReplacementTakesOverWhenTheZombieStops()
+            throws Exception {
+        List<String> keys = IntStream.range(0, 12).mapToObj(i -> "key-" + i).toList();
+        assertThat(keys.stream().map(k -> message(k, "0").bucket()).distinct().count())
+                .as("the keys cover every bucket").isEqualTo(BUCKETS);
+        OutboxSourceConnector connector = new OutboxSourceConnector();
+        connector.start(config());
+        Map<String, String> task0 = connector.taskConfigs(1).get(0); // both instances run this configuration
+        connector.stop();
+        Writer writer = new Writer(keys);
+        Deliveries deliveries = new Deliveries();
+        for (int i = 0; i < 10; i++) {
+            writer.round();
+        }
+
+        OutboxSourceTask zombie = started(null, task0);
+        moreTasks.add(zombie);
+        String zombieId = zombie.relayId();
+        TaskThread zombieThread = new TaskThread("zombie", zombie, zombieId, deliveries);
+        await().atMost(Duration.ofSeconds(20)).until(() -> store.pendingBuckets().isEmpty());
+        assertThat(held(zombieId)).as("alone, the first instance holds every bucket").hasSize(BUCKETS);
+
+        OutboxSourceTask replacement = started(null, task0);
+        moreTasks.add(replacement);
+        String replacementId = replacement.relayId();
+        TaskThread replacementThread = new TaskThread("replacement", replacement, replacementId, deliveries);
+        // Messages keep coming: one per key at each evaluation of the conditions below.
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            writer.round();
+            return deliveries.noViolation()
+                    && held(zombieId).size() == BUCKETS / 2 && held(replacementId).size() == BUCKETS / 2;
+        });
+        int bothRunning = deliveries.size();
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(6)).until(() -> {
+            writer.round();
+            return deliveries.noViolation()
+                    && held(zombieId).size() == BUCKETS / 2 && held(replacementId).size() == BUCKETS / 2;
+        });
+        Set<Integer> zombieBuckets = held(zombieId);
+        assertThat(deliveries.bucketsFrom("zombie", bothRunning))
+                .as("the zombie keeps publishing the buckets it holds").isEqualTo(zombieBuckets);
+        assertThat(deliveries.bucketsFrom("replacement", bothRunning)).as("the replacement publishes the others")
+                .isEqualTo(held(replacementId));
+
+        zombieThread.halt(); // its task thread stuck: nothing polls the zombie any more
+        int halted = deliveries.size();
+        writer.round();
+        // Longer than the 3 s lease: the zombie's relay renews its leases on its own threads, without poll().
+        await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(8)).until(() -> deliveries.noViolation()
+                && held(zombieId).equals(zombieBuckets)
+                && deliveries.bucketsFrom("replacement", halted).stream().noneMatch(zombieBuckets::contains));
+        assertThat(store.pendingBuckets()).as("the zombie's buckets wait for it").containsAll(zombieBuckets);
+
+        zombie.stop(); // gives its leases back
+        int stopped = deliveries.size();
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> deliveries.noViolation() && store.pendingBuckets().isEmpty()
+                        && held(replacementId).size() == BUCKETS);
+        replacementThread.halt();
+        assertThat(deliveries.bucketsFrom("replacement", stopped)).as("the replacement delivered the rest")
+                .containsAll(zombieBuckets);
+        assertThat(zombieThread.failure).isNull();
+        assertThat(replacementThread.failure).isNull();
+        assertThat(deliveries.violations()).isEmpty();
+        assertThat(store.pendingBuckets()).isEmpty();
+        Map<String, List<Integer>> firstDeliveries = deliveries.firstDeliveriesByKey();
+        for (String key : keys) {
+            assertThat(firstDeliveries.get(key))
+                    .as("every message of %s delivered, first deliveries in enqueue order", key)
+                    .isEqualTo(IntStream.range(0, writer.enqueued(key)).boxed().toList());
+        }
+    }
+
+    /** The buckets whose lease {@code relayId} holds now. */
+    private Set<Integer> held(String relayId) {
+        long now = System.currentTimeMillis(); // the store's clock
+        return store.leases().values().stream().filter(lease -> lease.isHeldBy(relayId, now))
+                .map(BucketLease::bucket).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Enqueues rounds of one message per key; each key's values count 0, 1, 2, ... */
+    private final class Writer {
+
+        private final List<String> keys;
+        private final Map<String, Integer> counts = new HashMap<>();
+
+        Writer(List<String> keys) {
+            this.keys = keys;
+        }
+
+        synchronized void round() {
+            List<OutboxMessage> batch = new ArrayList<>();
+            for (String key : keys) {
+                int next = counts.merge(key, 1, Integer::sum) - 1;
+                batch.add(message(key, Integer.toString(next)));
+            }
+            store.enqueue(batch);
+        }
+
+        synchronized int enqueued(String key) {
+            return counts.getOrDefault(key, 0);
+        }
+    }
+
+    /** One record as a poll returned it. */
+    private record Delivery(String task, int bucket, String key, int value, String messageId) {
+    }
+
+    /**
+     * What the tasks' polls returned, in the order they returned it, checked as it comes (X1):
+     * the returning task holds the bucket's lease, and no other task has a record of that bucket in
+     * Connect's hands (returned and not yet reported).
+     */
+    private final class Deliveries {
+
+        private final List<Delivery> log = new ArrayList<>();
+        private final List<String> violations = new ArrayList<>();
+        private final Map<Integer, String> inConnectsHands = new HashMap<>();
+
+        synchronized void returned(String task, String relayId, List<SourceRecord> records) {
+            Map<Integer, BucketLease> leases = store.leases();
+            long now = System.currentTimeMillis();
+            for (SourceRecord r : records) {
+                int bucket = (Integer) r.sourcePartition().get(ConnectPublisher.BUCKET);
+                BucketLease lease = leases.get(bucket);
+                if (lease == null || !lease.isHeldBy(relayId, now)) {
+                    violations.add(task + " returned a record of bucket " + bucket + " under the lease " + lease);
+                }
+                String other = inConnectsHands.putIfAbsent(bucket, task);
+                if (other != null && !other.equals(task)) {
+                    violations.add(task + " returned a record of bucket " + bucket + " while " + other
+                            + " had one in Connect's hands");
+                }
+                log.add(new Delivery(task, bucket, new String((byte[]) r.key(), StandardCharsets.UTF_8),
+                        Integer.parseInt(new String((byte[]) r.value(), StandardCharsets.UTF_8)),
+                        (String) r.sourceOffset().get(ConnectPublisher.MESSAGE_ID)));
+            }
+        }
+
+        synchronized void reported(String task, List<SourceRecord> records) {
+            for (SourceRecord r : records) {
+                inConnectsHands.remove((Integer) r.sourcePartition().get(ConnectPublisher.BUCKET), task);
+            }
+        }
+
+        synchronized int size() {
+            return log.size();
+        }
+
+        synchronized List<String> violations() {
+            return List.copyOf(violations);
+        }
+
+        /** True, or an assertion error naming every check that failed so far. */
+        boolean noViolation() {
+            assertThat(violations()).as("X1: records of a bucket only from its lease holder, one task at a time")
+                    .isEmpty();
+            return true;
+        }
+
+        /** The buckets of the records {@code task} returned from the {@code from}-th delivery on. */
+        synchronized Set<Integer> bucketsFrom(String task, int from) {
+            return log.subList(from, log.size()).stream().filter(d -> d.task().equals(task)).map(Delivery::bucket)
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+
+        /** Per key, the values of each message's first delivery, in delivery order. */
+        synchronized Map<String, List<Integer>> firstDeliveriesByKey() {
+            Set<String> seen = new HashSet<>();
+            Map<String, List<Integer>> byKey = new LinkedHashMap<>();
+            for (Delivery d : log) {
+                if (seen.add(d.messageId())) {
+                    byKey.computeIfAbsent(d.key(), k -> new ArrayList<>()).add(d.value());
+                }
+            }
+            return byKey;
+        }
+    }
+
+    /**
+     * A task's thread as Connect runs it without exactly-once support: poll, then report the
+     * previous poll's records written (the producer's acknowledgements arrive while the next poll
+     * waits).
+     */
+    private final class TaskThread {
+
+        private final String name;
+        private final OutboxSourceTask task;
+        private final String relayId;
+        private final Deliveries deliveries;
+        private final Thread thread;
+        private volatile boolean polling = true;
+        private volatile Throwable failure;
+
+        TaskThread(String name, OutboxSourceTask task, String relayId, Deliveries deliveries) {
+            this.name = name;
+            this.task = task;
+            this.relayId = relayId;
+            this.deliveries = deliveries;
+            this.thread = new Thread(this::run, "connect-task-" + name);
+            this.thread.setDaemon(true);
+            taskThreads.add(this);
+            this.thread.start();
+        }
+
+        private void run() {
+            List<SourceRecord> previous = List.of();
+            try {
+                while (polling) {
+                    List<SourceRecord> records = task.poll();
+                    if (records != null && !records.isEmpty()) {
+                        deliveries.returned(name, relayId, records);
+                    }
+                    report(previous);
+                    previous = records == null ? List.of() : records;
+                }
+                report(previous);
+            } catch (Throwable e) {
+                failure = e;
+            }
+        }
+
+        private void report(List<SourceRecord> records) {
+            deliveries.reported(name, records);
+            records.forEach(r -> task.commitRecord(r, written(r)));
+        }
+
+        /** Stops polling once the current poll returned and its records were reported. */
+        void halt() {
+            polling = false;
+            await().atMost(Duration.ofSeconds(10)).until(() -> !thread.isAlive());
+        }
     }
 
     /** Records what the task asked of Connect's transactions. */
