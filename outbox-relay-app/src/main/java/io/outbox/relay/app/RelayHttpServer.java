@@ -175,20 +175,24 @@ final class RelayHttpServer implements AutoCloseable {
         }
     }
 
-    /** A pool thread (or the dispatcher for the probes): answers one request. */
+    /**
+     * A pool thread (or the dispatcher for the probes): answers one request, then closes the
+     * exchange. A failing call answers 500 naming the exception's class only, never its message
+     * (H1); the message goes to the log through the {@link Redactor}.
+     */
     private void handle(HttpExchange exchange) {
         try (exchange) {
-            route(exchange);
-        } catch (IOException e) {
-            LOG.debug("HTTP response not sent: {}", e.toString());
-        } catch (RuntimeException e) {
-            LOG.warn("HTTP request failed method={} error={}", exchange.getRequestMethod(),
-                    redactor.oneLine(RelayRunner.causes(e)));
             try {
+                route(exchange);
+            } catch (RuntimeException e) {
+                LOG.warn("HTTP request failed method={} error={}", exchange.getRequestMethod(),
+                        redactor.oneLine(RelayRunner.causes(e)));
+                // Answered inside the try: once the exchange is closed, nothing can be sent.
                 send(exchange, 500, error("store call failed: " + e.getClass().getName()));
-            } catch (IOException | RuntimeException ignored) {
-                // the headers may be sent already; the connection closes
             }
+        } catch (IOException | RuntimeException e) {
+            // the client went away, or the headers were sent already; the connection closes
+            LOG.debug("HTTP response not sent: {}", redactor.oneLine(e.toString()));
         }
     }
 

@@ -4,11 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox.OutboxMessage;
 import io.outbox.relay.internal.Redactor;
+import io.outbox.spi.CorruptMessageException;
 import io.outbox.spi.DeadLetterFailure;
+import io.outbox.spi.DeadLetters;
+import io.outbox.spi.LeaseRequest;
+import io.outbox.spi.LeaseView;
+import io.outbox.spi.OutboxMisconfigurationException;
+import io.outbox.spi.OutboxStore;
 import io.outbox.tck.InMemoryOutboxStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,6 +30,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.config.types.Password;
@@ -32,13 +42,42 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The HTTP endpoint in process (rules H1, H2) over the in-memory store: every route, readiness,
- * the token checks and hostile input. The process test is {@code StandaloneRelayJarIT}'s.
+ * the token checks, hostile input, and secrets of every form hidden in stored and error text. The process test is {@code StandaloneRelayJarIT}'s.
  */
 class RelayHttpServerTest {
 
     private static final int BUCKETS = 4;
     private static final String TOKEN = "adm1n-t0ken-value";
     private static final String SECRET = "s3cret-db-pass";
+
+    /**
+     * A secret in one of the forms the redaction hides, in a stored or error text, and that text
+     * as a response must show it.
+     *
+     * @param form the form's name
+     * @param secret the value that must never be served
+     * @param text the text holding it
+     * @param shown the text with the secret hidden
+     */
+    private record Secret(String form, String secret, String text, String shown) {
+    }
+
+    /**
+     * One secret per form: a configured secret value (known to the endpoint's redactor), a URL's
+     * password, a credential-named assignment, and the values of two credential-bearing settings
+     * by name; each value distinct, so a leak names its form.
+     */
+    private static final List<Secret> SECRETS = List.of(
+            new Secret("configured value", SECRET, "login refused for app with " + SECRET + " at db:5432",
+                    "login refused for app with [hidden] at db:5432"),
+            new Secret("URL credentials", "url-pw-7731", "cannot reach mongodb://app:url-pw-7731@db:27017/orders",
+                    "cannot reach mongodb://app:[hidden]@db:27017/orders"),
+            new Secret("password=", "kv-pw-4410", "login failed; password=kv-pw-4410",
+                    "login failed; password=[hidden]"),
+            new Secret("basic.auth.user.info", "ui-pw-9902", "registry refused basic.auth.user.info=svc:ui-pw-9902",
+                    "registry refused basic.auth.user.info=[hidden]"),
+            new Secret("bearer.auth.token", "tok-pw-6618", "registry refused bearer.auth.token=tok-pw-6618",
+                    "registry refused bearer.auth.token=[hidden]"));
 
     private final HttpClient client = HttpClient.newHttpClient();
     private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-02T08:00:00Z"));
@@ -74,16 +113,18 @@ class RelayHttpServerTest {
         }
     };
     private InMemoryOutboxStore store;
+    /** What the endpoint calls instead of {@link #store} when set. */
+    private volatile OutboxStore served;
     /** Closed while a flood test holds the pool's threads. */
     private volatile java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(0);
 
-    private InMemoryOutboxStore store() {
+    private OutboxStore store() {
         try {
             gate.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return store;
+        return served != null ? served : store;
     }
     private RelayHttpServer server;
 
@@ -145,6 +186,53 @@ class RelayHttpServerTest {
                 new DeadLetterFailure(reason, "org.apache.kafka.common.errors.RecordTooLargeException", 3,
                         at.minusSeconds(9), at, "relay-a"))).isTrue();
         return m;
+    }
+
+    private static DeadLetterFailure failure(String reason, String relayId) {
+        Instant at = Instant.now();
+        return new DeadLetterFailure(reason, "java.sql.SQLException", 3, at.minusSeconds(9), at, relayId);
+    }
+
+    /** The body holds no secret of any form, and shows each of these texts with its secret hidden. */
+    private static void assertHidden(String body, List<Secret> shown) {
+        for (Secret s : SECRETS) {
+            assertThat(body).as("the %s secret", s.form()).doesNotContain(s.secret());
+        }
+        for (Secret s : shown) {
+            assertThat(body).as("the %s text", s.form()).contains(s.shown());
+        }
+    }
+
+    /** What a proxy answers: a method call, or the exception it throws. */
+    private interface Answer {
+        Object call(Method method, Object[] args) throws Exception;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T proxy(Class<T> type, Answer answer) {
+        return (T) Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, method, args) -> {
+            if (method.getDeclaringClass() == Object.class) {
+                return method.invoke(answer, args);
+            }
+            try {
+                return answer.call(method, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        });
+    }
+
+    /** A store whose every call, its dead letters and lease view included, throws this error. */
+    private static OutboxStore failingStore(RuntimeException error) {
+        return proxy(OutboxStore.class, (method, args) -> switch (method.getName()) {
+            case "deadLetters" -> Optional.of(proxy(DeadLetters.class, (m, a) -> {
+                throw error;
+            }));
+            case "leaseView" -> Optional.of(proxy(LeaseView.class, (m, a) -> {
+                throw error;
+            }));
+            default -> throw error;
+        });
     }
 
     @Test
@@ -263,6 +351,118 @@ class RelayHttpServerTest {
                 .as("either case, as the command line").isEqualTo(200);
         assertThat(get(HttpRoute.DEAD_LETTER.path("1-1-1-1-1")).statusCode())
                 .as("ids are parsed strictly (MessageIds), not read as another id").isEqualTo(400);
+    }
+
+    @Test
+    void h1_deadLettersHideASecretOfEveryFormInReasonsAndRelayIds() throws Exception {
+        start(null);
+        StringSerializer s = new StringSerializer();
+        List<OutboxMessage> dead = new ArrayList<>();
+        for (int i = 0; i < SECRETS.size(); i++) {
+            dead.add(OutboxMessage.create("orders", "dead-" + i, "value", s, s, BUCKETS));
+        }
+        store.enqueue(dead);
+        for (int i = 0; i < SECRETS.size(); i++) {
+            String text = SECRETS.get(i).text();
+            assertThat(store.deadLetters().orElseThrow().moveToDeadLetters(dead.get(i).bucket(),
+                    dead.get(i).messageId(), failure(text, text))).isTrue();
+        }
+
+        HttpResponse<String> list = get(HttpRoute.DEAD_LETTERS.path());
+        assertThat(list.statusCode()).isEqualTo(200);
+        assertHidden(list.body(), SECRETS);
+        for (int i = 0; i < SECRETS.size(); i++) {
+            Secret secret = SECRETS.get(i);
+            HttpResponse<String> show = get(HttpRoute.DEAD_LETTER.path(dead.get(i).messageId().toString()));
+            assertThat(show.statusCode()).isEqualTo(200);
+            assertHidden(show.body(), List.of(secret));
+            assertThat(show.body()).as(secret.form()).contains("\"reason\": \"" + secret.shown() + "\"",
+                    "\"relayId\": \"" + secret.shown() + "\"");
+        }
+    }
+
+    @Test
+    void h1_pendingHidesASecretOfEveryFormInTheHeadsLastErrorAndUndecodableHead() throws Exception {
+        start(null);
+        OutboxMessage head = messages.get(0);
+        for (Secret secret : SECRETS) {
+            assertThat(store.deadLetters().orElseThrow().recordHeadFailure(head.bucket(), head.messageId(),
+                    failure(secret.text(), secret.text()))).isTrue();
+            served = proxy(OutboxStore.class, (method, args) -> {
+                if (method.getName().equals("nextBatch") && (int) args[0] == head.bucket()) {
+                    throw new CorruptMessageException(head.bucket(), head.messageId(), List.of(), secret.text(), null);
+                }
+                return method.invoke(store, args);
+            });
+            HttpResponse<String> pending = get(HttpRoute.PENDING.path());
+            assertThat(pending.statusCode()).isEqualTo(200);
+            assertHidden(pending.body(), List.of(secret));
+            assertThat(pending.body()).as(secret.form()).contains(
+                    "\"headError\": \"CorruptMessageException: " + secret.shown() + "\"",
+                    "\"lastError\": \"java.sql.SQLException: " + secret.shown() + "\"",
+                    "\"countedBy\": \"" + secret.shown() + "\"");
+        }
+    }
+
+    @Test
+    void h1_aFailingStoreCallAnswers500NamingTheExceptionClassOnlyOnEveryStoreRoute() throws Exception {
+        start(TOKEN);
+        String id = messages.get(0).messageId().toString();
+        List<String[]> calls = List.of(new String[] {"GET", HttpRoute.PENDING.path()},
+                new String[] {"GET", HttpRoute.LEASES.path()}, new String[] {"GET", HttpRoute.DEAD_LETTERS.path()},
+                new String[] {"GET", HttpRoute.DEAD_LETTER.path(id)}, new String[] {"POST", HttpRoute.REPLAY.path(id)},
+                new String[] {"POST", HttpRoute.PURGE.path(id)});
+        for (Secret secret : SECRETS) {
+            served = failingStore(new IllegalStateException(secret.text(),
+                    new java.sql.SQLException("caused by: " + secret.text())));
+            for (String[] call : calls) {
+                HttpResponse<String> response = call[0].equals("GET") ? get(call[1])
+                        : post(call[1], "Bearer " + TOKEN, "");
+                assertThat(response.statusCode()).as("%s %s, %s", call[0], call[1], secret.form()).isEqualTo(500);
+                assertHidden(response.body(), List.of());
+                assertThat(response.body()).as("the error's text is not served, redacted or not")
+                        .isEqualTo("{\"error\": \"store call failed: java.lang.IllegalStateException\"}\n");
+            }
+        }
+    }
+
+    @Test
+    void h1_readinessNamesTheKindOfAStoreBrokerOrFatalErrorNeverItsText() throws Exception {
+        start(null);
+        String text = String.join("; ", SECRETS.stream().map(Secret::text).toList());
+        health.onLeaseRound(List.of(0, 1));
+        health.onStoreError(new IllegalStateException(text));
+        now.set(now.get().plusSeconds(30));
+        HttpResponse<String> storeDown = get(HttpRoute.READY.path());
+        assertThat(storeDown.statusCode()).isEqualTo(503);
+        assertHidden(storeDown.body(), List.of());
+        assertThat(storeDown.body()).contains("store unreachable", "java.lang.IllegalStateException");
+
+        health.onLeaseRound(List.of(0, 1));
+        health.onPublishFailed(0, 0, new TimeoutException(text));
+        now.set(now.get().plusSeconds(30));
+        HttpResponse<String> broker = get(HttpRoute.READY.path());
+        assertThat(broker.statusCode()).isEqualTo(503);
+        assertHidden(broker.body(), List.of());
+        assertThat(broker.body()).contains("broker unreachable", TimeoutException.class.getName());
+
+        health.onTerminated(new OutboxMisconfigurationException(text));
+        HttpResponse<String> fatal = get(HttpRoute.READY.path());
+        assertThat(fatal.statusCode()).isEqualTo(503);
+        assertHidden(fatal.body(), List.of());
+        assertThat(fatal.body()).contains("fatal error", OutboxMisconfigurationException.class.getName());
+    }
+
+    @Test
+    void c6_leasesHideASecretOfEveryFormInStoredRelayIds() throws Exception {
+        start(null);
+        for (Secret secret : SECRETS) {
+            store.acquireBucketLeases(new LeaseRequest(secret.text(), BUCKETS, Duration.ofSeconds(30), List.of()));
+        }
+        HttpResponse<String> leases = get(HttpRoute.LEASES.path());
+        assertThat(leases.statusCode()).isEqualTo(200);
+        assertHidden(leases.body(), SECRETS);
+        assertThat(leases.body()).contains("\"owner\": \"" + SECRETS.get(0).shown() + "\"");
     }
 
     @Test
