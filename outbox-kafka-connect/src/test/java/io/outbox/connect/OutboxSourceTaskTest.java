@@ -213,7 +213,7 @@ class OutboxSourceTaskTest {
                     .until(() -> store.pendingBuckets().isEmpty() && subscribers(uri, channel) > 0);
             OutboxMessage second = message("k", "second");
             store.enqueue(second);
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> {
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12)).until(() -> {
                 List<SourceRecord> polled = task.poll();
                 return polled == null || polled.isEmpty();
             });
@@ -246,7 +246,7 @@ class OutboxSourceTaskTest {
         store.enqueue(m);
         start(null);
         List<SourceRecord> records = pollUntilRecords();
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(10))
                 .until(() -> store.pendingBuckets().contains(m.bucket()));
         task.commitRecord(records.get(0), written(records.get(0)));
         await().atMost(Duration.ofSeconds(10)).until(() -> store.pendingBuckets().isEmpty());
@@ -316,7 +316,7 @@ class OutboxSourceTaskTest {
         List<SourceRecord> records = pollUntilRecords();
         assertThat(task.poll()).as("the call after a batch asks for its commit").isNull();
         assertThat(transactions.requests).containsExactly("commit");
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(10))
                 .until(() -> store.pendingBuckets().contains(m.bucket()));
         records.forEach(r -> task.commitRecord(r, written(r))); // after Connect committed the transaction
         task.commit();
@@ -405,7 +405,7 @@ class OutboxSourceTaskTest {
                     && held(zombieId).size() == BUCKETS / 2 && held(replacementId).size() == BUCKETS / 2;
         });
         int bothRunning = deliveries.size();
-        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(6)).until(() -> {
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12)).until(() -> {
             writer.round();
             return deliveries.noViolation()
                     && held(zombieId).size() == BUCKETS / 2 && held(replacementId).size() == BUCKETS / 2;
@@ -420,7 +420,7 @@ class OutboxSourceTaskTest {
         int halted = deliveries.size();
         writer.round();
         // Longer than the 3 s lease: the zombie's relay renews its leases on its own threads, without poll().
-        await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(8)).until(() -> deliveries.noViolation()
+        await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(14)).until(() -> deliveries.noViolation()
                 && held(zombieId).equals(zombieBuckets)
                 && deliveries.bucketsFrom("replacement", halted).stream().noneMatch(zombieBuckets::contains));
         assertThat(store.pendingBuckets()).as("the zombie's buckets wait for it").containsAll(zombieBuckets);

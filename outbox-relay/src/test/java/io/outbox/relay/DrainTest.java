@@ -92,7 +92,7 @@ class DrainTest {
                     BUCKETS, LEASE.toMillis());
             assertThat(handOverMillis).as("released (C3), not left to expire").isLessThan(LEASE.toMillis());
 
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12))
                     .until(() -> a.ownedBuckets().isEmpty() && a.isDraining());
             a.resume();
             await().atMost(Duration.ofSeconds(20)).until(() -> !a.ownedBuckets().isEmpty()

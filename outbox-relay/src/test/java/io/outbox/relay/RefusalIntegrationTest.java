@@ -175,7 +175,7 @@ class RefusalIntegrationTest {
             assertThat(refusal.side()).isEqualTo("Kafka");
             assertThat(refusal.error()).contains("TopicAuthorizationException");
             assertThat(refusal.row().kind()).isEqualTo(FailureKind.FATAL);
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12))
                     .until(() -> relay.isRunning() && pending(store) == second.size());
 
             broker.grant(acls);

@@ -229,7 +229,7 @@ class RelayMetricsIntegrationTest {
             int other = 1 - owner;
             int before = fleet.samples.get(other).get();
             await().atMost(WAIT).until(() -> fleet.samples.get(owner).get() >= 3);
-            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(11))
                     .until(() -> fleet.samples.get(other).get() == before);
             assertThat(value(fleet.registries.get(owner), RelayMeter.PENDING_AVAILABLE)).isEqualTo(1);
             assertThat(value(fleet.registries.get(owner), RelayMeter.PENDING_MESSAGES)).isZero();

@@ -58,7 +58,7 @@ class StartSettledTest {
         try (OutboxRelay relay = new OutboxRelay(storeWithOnePending(), publisher, options())) {
             relay.start();
             await().atMost(WAIT).until(() -> relay.firstLeaseRound().isDone());
-            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(11))
                     .until(() -> !relay.startSettled().isDone());
 
             answer.complete(PublishResult.success(1));

@@ -76,7 +76,7 @@ class ActuatorDrainHttpTest {
         await().atMost(WAIT).untilAsserted(() -> assertThat(send("GET", "/actuator/outbox/" + OutboxEndpoint.LEASES)
                 .body()).as("the store: every lease given back (C3), the relay's heartbeat gone")
                 .contains("\"draining\":true", "\"relaysAlive\":0").doesNotContain("\"held\":true"));
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(11))
                 .until(() -> relay.ownedBuckets().isEmpty());
 
         HttpResponse<String> resumed = send("POST", "/actuator/outbox/relay/resume");

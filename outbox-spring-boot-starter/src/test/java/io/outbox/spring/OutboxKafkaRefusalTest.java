@@ -236,7 +236,7 @@ class OutboxKafkaRefusalTest {
             Map<String, Object> refusal = (Map<String, Object>) down.getDetails().get("refusal");
             assertThat(refusal).containsEntry("side", "Kafka");
             assertThat((String) refusal.get("error")).contains("TopicAuthorizationException");
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12))
                     .until(() -> context.getBean(OutboxRelayLifecycle.class).isRunning() && pending() == 2);
             assertThat(output.getAll().lines().filter(line -> line.contains("ERROR")
                     && line.contains("the Kafka broker refuses the producer")).count())

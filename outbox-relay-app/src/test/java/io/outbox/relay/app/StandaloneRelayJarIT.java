@@ -375,7 +375,8 @@ class StandaloneRelayJarIT {
             String owned = "SELECT count(*) FROM \"" + prefix + "leases\" WHERE owner = ?";
             assertThat(http(port, "POST", HttpRoute.DRAIN.path(), token).statusCode()).isEqualTo(202);
             await().atMost(WAIT).until(() -> count(owned, relayId) == 0);
-            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> count(owned, relayId) == 0);
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(13))
+                    .until(() -> count(owned, relayId) == 0);
             assertThat(http(port, "POST", HttpRoute.RESUME.path(), token).statusCode()).isEqualTo(202);
             await().atMost(WAIT).until(() -> count(owned, relayId) == 8);
 

@@ -235,7 +235,7 @@ class StoreRefusalTest {
             assertThat(refusal.side()).isEqualTo("store");
             assertThat(refusal.row().kind()).isEqualTo(FailureKind.FATAL);
             assertThat(refusal.error()).contains("permission denied");
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(relay::isRunning);
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(12)).until(relay::isRunning);
 
             sql(POSTGRES_URL, "postgres", grant);
             await().atMost(WAIT).until(() -> relay.refusal().isEmpty());

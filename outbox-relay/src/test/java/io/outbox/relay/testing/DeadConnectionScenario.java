@@ -67,7 +67,7 @@ public final class DeadConnectionScenario {
         assertThat(poll).as("a wake-up must not be mistaken for a poll").isGreaterThanOrEqualTo(Duration.ofMinutes(1));
         List<UUID> first = commit.to(1);
         await().atMost(Duration.ofSeconds(10)).until(() -> fixture.consumed.keySet().containsAll(first));
-        await().during(liveness.multipliedBy(2)).atMost(liveness.multipliedBy(3))
+        await().during(liveness.multipliedBy(2)).atMost(liveness.multipliedBy(2).plusSeconds(10))
                 .until(() -> relaySide.state().connected()); // a live connection is never taken for dead
 
         long frozenAt = System.nanoTime();
@@ -77,7 +77,7 @@ public final class DeadConnectionScenario {
         long noticedMs = millisSince(frozenAt);
         assertThat(relay.notificationState().connected()).as("the relay is told (health, metrics)").isFalse();
         List<UUID> whileFrozen = commit.to(2); // its hint never reaches the relay
-        await().during(liveness.multipliedBy(2)).atMost(liveness.multipliedBy(3))
+        await().during(liveness.multipliedBy(2)).atMost(liveness.multipliedBy(2).plusSeconds(10))
                 .until(() -> !fixture.consumed.containsKey(whileFrozen.get(0)));
         int connections = proxy.accepted();
 
