@@ -1,5 +1,6 @@
 package io.outbox.store.mongodb;
 
+import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.model.UpdateOptions;
@@ -20,7 +21,9 @@ import java.util.UUID;
  * The compatibility kit over {@link MongoOutboxStore}, for any server reachable by a connection
  * string. Each test gets a fresh database; each {@link #newStore} call gets its own
  * {@link MongoClient}, so the kit's simulated relays race through separate connections as separate
- * processes would.
+ * processes would. By default every message is enqueued through the transactional helper inside a
+ * {@link ClientSession} transaction, so the kit's rollback test (E4) runs too; a server without
+ * transactions overrides the three enqueue methods.
  */
 abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
 
@@ -53,6 +56,47 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
             clientOfStore.put(store, client);
         }
         return store;
+    }
+
+    @Override
+    protected void enqueue(OutboxStore store, List<OutboxMessage> messages) {
+        try (ClientSession session = clientOf(store).startSession()) {
+            session.startTransaction();
+            try {
+                ((MongoOutboxStore) store).writer().enqueue(session, messages);
+            } catch (RuntimeException e) {
+                session.abortTransaction();
+                throw e;
+            }
+            session.commitTransaction();
+        }
+    }
+
+    @Override
+    protected void enqueueAndRollBack(OutboxStore store, List<OutboxMessage> messages) {
+        try (ClientSession session = clientOf(store).startSession()) {
+            session.startTransaction();
+            ((MongoOutboxStore) store).writer().enqueue(session, messages);
+            session.abortTransaction();
+        }
+    }
+
+    /** A transaction left open in its own session until the kit commits it. */
+    @Override
+    protected OpenTransaction beginEnqueue(OutboxStore store, List<OutboxMessage> messages) {
+        ClientSession session = clientOf(store).startSession();
+        try {
+            session.startTransaction();
+            ((MongoOutboxStore) store).writer().enqueue(session, messages);
+        } catch (RuntimeException e) {
+            session.close();
+            throw e;
+        }
+        return () -> {
+            try (session) {
+                session.commitTransaction();
+            }
+        };
     }
 
     /** The client a store of this test was made on, to start sessions on. */
@@ -98,6 +142,14 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
                 new UpdateOptions().upsert(true));
     }
 
+    /**
+     * Whether the server drops databases; where it cannot, the four collections of each test's
+     * database are emptied instead.
+     */
+    protected boolean canDropDatabases() {
+        return true;
+    }
+
     @Override
     protected long maxPayloadBytes() {
         return MongoOutboxStore.MAX_PAYLOAD_BYTES;
@@ -117,7 +169,16 @@ abstract class AbstractMongoOutboxStoreTck extends OutboxStoreTck {
     @Override
     protected void dropStorage() {
         try (MongoClient client = MongoClients.create(connectionString())) {
-            client.getDatabase(database).drop();
+            if (canDropDatabases()) {
+                client.getDatabase(database).drop();
+            } else {
+                MongoOutboxOptions options = new MongoOutboxOptions(database,
+                        MongoOutboxOptions.DEFAULT_COLLECTION_PREFIX, Clock.systemUTC());
+                for (String name : List.of(options.messagesCollection(), options.sequencesCollection(),
+                        options.leasesCollection(), options.relaysCollection())) {
+                    client.getDatabase(database).getCollection(name).deleteMany(new BsonDocument());
+                }
+            }
         } finally {
             synchronized (clients) {
                 clients.forEach(MongoClient::close);

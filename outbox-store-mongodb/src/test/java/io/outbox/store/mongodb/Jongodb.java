@@ -23,7 +23,23 @@ final class Jongodb {
     /** Why the first connection failed, so later tests fail at once with the same reason. */
     private static volatile String unreachable;
 
+    /** The connection string once a client has reached jongodb through it. */
+    private static volatile String reached;
+
     private Jongodb() {
+    }
+
+    /**
+     * The connection string, once jongodb has answered through it (checked on the first call).
+     *
+     * @return the value of {@value #URI_VARIABLE}
+     */
+    static String connectionString() {
+        if (reached == null) {
+            connect().close();
+            reached = System.getenv(URI_VARIABLE);
+        }
+        return reached;
     }
 
     /**
