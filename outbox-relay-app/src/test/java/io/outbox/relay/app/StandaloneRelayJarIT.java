@@ -529,7 +529,8 @@ class StandaloneRelayJarIT {
         for (int slot = 0; slot < slots.length; slot++) {
             slots[slot] = startChurning(config, slot, live);
         }
-        await().atMost(WAIT).until(() -> owners().values().stream().filter(live::containsKey).count() == buckets);
+        await().atMost(WAIT).until(() -> leases().values().stream()
+                .filter(lease -> lease.heldBy(live.keySet(), System.currentTimeMillis())).count() == buckets);
 
         UnownedSpans spans = new UnownedSpans(buckets);
         List<Exception> failures = new CopyOnWriteArrayList<>();
@@ -539,7 +540,7 @@ class StandaloneRelayJarIT {
         long seed = System.nanoTime();
         try {
             // A scheduled task that throws stops silently: failures are collected and checked instead.
-            background.scheduleWithFixedDelay(() -> failures.addAll(failureOf(() -> spans.sample(owners(),
+            background.scheduleWithFixedDelay(() -> failures.addAll(failureOf(() -> spans.sample(leases(),
                     live.keySet()))), 0, 250, TimeUnit.MILLISECONDS);
             background.scheduleWithFixedDelay(() -> failures.addAll(failureOf(() -> writer.enqueue(50))), 0, 125,
                     TimeUnit.MILLISECONDS);
@@ -597,21 +598,29 @@ class StandaloneRelayJarIT {
         return relayId;
     }
 
-    /** Bucket to owner, for the leases whose expiry is still ahead (owners as written; dead ones included). */
-    private Map<Integer, String> owners() {
-        Map<Integer, String> owners = new HashMap<>();
+    /** Bucket to lease row as stored (owner null when free; dead owners and past expiries included). */
+    private Map<Integer, LeaseRow> leases() {
+        Map<Integer, LeaseRow> leases = new HashMap<>();
         try (Connection c = dataSource.getConnection(); PreparedStatement s = c.prepareStatement(
-                "SELECT bucket, owner FROM \"" + prefix + "leases\" WHERE owner IS NOT NULL AND expires_at > ?")) {
-            s.setLong(1, System.currentTimeMillis());
+                "SELECT bucket, owner, expires_at FROM \"" + prefix + "leases\"")) {
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
-                    owners.put(r.getInt(1), r.getString(2));
+                    leases.put(r.getInt(1), new LeaseRow(r.getString(2), r.getLong(3)));
                 }
             }
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-        return owners;
+        return leases;
+    }
+
+    /** One lease row as read: owner (null when free) and expiry, epoch milliseconds. */
+    private record LeaseRow(String owner, long expiresAt) {
+
+        /** Whether a live relay holds it: the owner is alive and the expiry still ahead. */
+        boolean heldBy(Set<String> live, long nowMillis) {
+            return owner != null && live.contains(owner) && expiresAt > nowMillis;
+        }
     }
 
     /** Enqueues messages over a fixed set of keys, each value {@code key:sequence}, and remembers their ids. */
@@ -644,17 +653,18 @@ class StandaloneRelayJarIT {
         }
     }
 
-    /** Per bucket, the span of samples in which no live relay owned it; the longest such span. */
     /**
      * The lease table sampled over time: how long each bucket went without a live owner. R14 bounds
-     * the wait from the last write of the bucket's holder, so a span is measured per holder: it
-     * starts again when the table names another (dead) holder, a relay that claimed the bucket and
-     * died before a sample saw it alive. The longest span across holders is kept too, for the report.
+     * the wait from the last write of the bucket's last holder, so a span runs from the first sample
+     * that finds no live holder (a little after that write) and starts again when the row changes
+     * while no live relay holds it (a relay that claimed the bucket and died before a sample saw it
+     * alive wrote last); it continues when the dead holder's expiry merely passes. The longest span across holders (from
+     * the last sample a live relay held the bucket) is kept too, for the report.
      */
     private static final class UnownedSpans {
         private final long[] since;
         private final long[] sinceAnyHolder;
-        private final String[] holder;
+        private final LeaseRow[] row;
         private long longest;
         private int longestBucket = -1;
         private long longestAcrossHolders;
@@ -663,19 +673,21 @@ class StandaloneRelayJarIT {
         UnownedSpans(int buckets) {
             since = new long[buckets];
             sinceAnyHolder = new long[buckets];
-            holder = new String[buckets];
+            row = new LeaseRow[buckets];
             Arrays.fill(since, -1);
             Arrays.fill(sinceAnyHolder, -1);
         }
 
-        synchronized void sample(Map<Integer, String> owners, Set<String> live) {
+        synchronized void sample(Map<Integer, LeaseRow> leases, Set<String> live) {
             samples++;
             long now = System.nanoTime();
+            long nowMillis = System.currentTimeMillis();
             for (int b = 0; b < since.length; b++) {
-                String owner = owners.get(b);
-                if (owner != null && live.contains(owner)) {
+                LeaseRow lease = leases.get(b);
+                if (lease != null && lease.heldBy(live, nowMillis)) {
                     since[b] = -1;
                     sinceAnyHolder[b] = -1;
+                    row[b] = lease;
                     continue;
                 }
                 if (sinceAnyHolder[b] < 0) {
@@ -683,9 +695,9 @@ class StandaloneRelayJarIT {
                 } else {
                     longestAcrossHolders = Math.max(longestAcrossHolders, now - sinceAnyHolder[b]);
                 }
-                if (since[b] < 0 || !java.util.Objects.equals(owner, holder[b])) {
+                if (since[b] < 0 || !java.util.Objects.equals(lease, row[b])) {
                     since[b] = now;
-                    holder[b] = owner;
+                    row[b] = lease;
                 } else if (now - since[b] > longest) {
                     longest = now - since[b];
                     longestBucket = b;
@@ -697,7 +709,7 @@ class StandaloneRelayJarIT {
             return samples;
         }
 
-        /** The longest time a bucket went without a live owner after its last holder's last write. */
+        /** The longest time a bucket went without a live owner after the last write of its row. */
         synchronized long longestMillis() {
             return TimeUnit.NANOSECONDS.toMillis(longest);
         }
