@@ -120,30 +120,38 @@ class FleetSimulationTest {
      * R14 under churn, 100 seeds of 5 simulated minutes each per setting (64 buckets, lease 10 s,
      * renew 3 s): the default churn (2 veterans, one slot of relays living 1 to 10 s and replaced
      * under new ids after 0.5 to 2 s, one crash-looping id, one restart in four slow by 5 s more)
-     * and a heavy one (1 veteran, 3 slots and 2 crash loops of lives 0.5 to 5 s). No bucket stays
-     * unowned longer than two lease durations; once the churn stops the fleet converges within
-     * the lease duration plus 3 rounds and then moves nothing.
+     * and a heavy one (1 veteran, 3 slots and 2 crash loops of lives 0.5 to 5 s); then the heavy one
+     * with a renew interval of 1 s, under a quarter lease, where an overdue claim waits a quarter lease
+     * rather than one renew interval (50 seeds). No bucket stays unowned longer than two lease
+     * durations; once the churn stops the fleet converges within the lease duration plus the rounds
+     * of a quarter lease and 3 more, and then moves nothing.
      */
     @Test
     @Order(7)
     void r14_underChurnNoBucketStaysUnownedLongerThanTwoLeaseDurations() {
         Duration lease = Duration.ofSeconds(10);
-        Duration renew = Duration.ofSeconds(3);
-        int leaseRounds = 4; // ceil(10 s / 3 s)
-        Map<String, FleetSimulation.Churn> settings = new LinkedHashMap<>();
-        settings.put("default churn", FleetSimulation.Churn.builder().build());
-        settings.put("heavy churn", FleetSimulation.Churn.builder().veterans(1).churningSlots(3).crashLoops(2)
-                .life(Duration.ofMillis(500), Duration.ofSeconds(5)).build());
-        for (Map.Entry<String, FleetSimulation.Churn> churn : settings.entrySet()) {
-            long[] longest = new long[100];
+        FleetSimulation.Churn heavy = FleetSimulation.Churn.builder().veterans(1).churningSlots(3).crashLoops(2)
+                .life(Duration.ofMillis(500), Duration.ofSeconds(5)).build();
+        record Setting(FleetSimulation.Churn churn, Duration renew, int seeds) {
+        }
+        Map<String, Setting> settings = new LinkedHashMap<>();
+        settings.put("default churn", new Setting(FleetSimulation.Churn.builder().build(), Duration.ofSeconds(3), 100));
+        settings.put("heavy churn", new Setting(heavy, Duration.ofSeconds(3), 100));
+        settings.put("heavy churn, renew 1 s", new Setting(heavy, Duration.ofSeconds(1), 50));
+        for (Map.Entry<String, Setting> churn : settings.entrySet()) {
+            Duration renew = churn.getValue().renew();
+            // rounds until a lease duration and then a quarter lease have passed, rounded up
+            int settleRounds = (int) (-Math.floorDiv(-lease.toMillis(), renew.toMillis())
+                    - Math.floorDiv(-lease.toMillis() / 4, renew.toMillis()));
+            long[] longest = new long[churn.getValue().seeds()];
             double changes = 0;
             int crashes = 0;
             for (int seed = 0; seed < longest.length; seed++) {
                 FleetSimulation sim = FleetSimulation.builder().bucketCount(64).leases(lease, renew).seed(seed).build();
-                FleetSimulation.ChurnRun run = sim.churn(churn.getValue(), Duration.ofMinutes(5));
+                FleetSimulation.ChurnRun run = sim.churn(churn.getValue().churn(), Duration.ofMinutes(5));
                 assertThat(run.longestUnownedMillis()).as("R14, %s, seed %d: %s", churn.getKey(), seed, run)
                         .isLessThanOrEqualTo(2 * lease.toMillis());
-                sim.runRounds(leaseRounds + 3);
+                sim.runRounds(settleRounds + 3);
                 assertThat(sim.converged()).as("%s, seed %d: converged after the churn stopped", churn.getKey(), seed)
                         .isTrue();
                 assertThat(sim.runRounds(3)).as("%s, seed %d: moves once converged", churn.getKey(), seed).isZero();

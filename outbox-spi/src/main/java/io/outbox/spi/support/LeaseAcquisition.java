@@ -61,9 +61,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code renewInterval}, a bucket whose holder died is claimed by a live relay within
  * {@code leaseDuration + 3 * renewInterval} of the holder's last write: at most
  * {@code renewInterval} until a live peer first reads that write, a lease duration (rounded up to
- * its next call) until it judges it expired, then its planned claim, or a renew interval later the
- * overdue claim of whichever peer still sees it claimable. That is two lease durations when the
- * renew interval is at most a third of the lease, as by default.
+ * its next call) until it judges it expired, then its planned claim, or at its first call a quarter
+ * lease duration later the overdue claim of whichever peer still sees it claimable: one renew
+ * interval later when the renew interval is at least a quarter lease, else at most a quarter lease
+ * plus one renew interval more (so {@code 1.25 * leaseDuration + 3 * renewInterval}). Either way
+ * that is at most two lease durations when the renew interval is at most a third of the lease, as by
+ * default.
  *
  * <p>Clock assumptions that remain: every relay's clock runs at about the same rate (an
  * interval of one lease duration on one clock is about one on another); their offsets are
