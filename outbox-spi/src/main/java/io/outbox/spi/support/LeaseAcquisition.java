@@ -60,13 +60,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * quarter lease duration since the caller first judged it so. With every relay renewing at
  * {@code renewInterval}, a bucket whose holder died is claimed by a live relay within
  * {@code leaseDuration + 3 * renewInterval} of the holder's last write: at most
- * {@code renewInterval} until a live peer first reads that write, a lease duration (rounded up to
- * its next call) until it judges it expired, then its planned claim, or at its first call a quarter
- * lease duration later the overdue claim of whichever peer still sees it claimable: one renew
- * interval later when the renew interval is at least a quarter lease, else at most a quarter lease
- * plus one renew interval more (so {@code 1.25 * leaseDuration + 3 * renewInterval}). Either way
- * that is at most two lease durations when the renew interval is at most a third of the lease, as by
- * default.
+ * {@code renewInterval} until a live peer first reads that write; a lease duration, rounded up to
+ * its next call, until it judges it expired and the relay the plan names claims it; and if that
+ * relay does not, the overdue claim of whichever peer still sees it claimable, at that peer's first
+ * call a quarter lease duration after its judgement. That last step takes one renew interval when
+ * the renew interval is at least a quarter lease, and at most a quarter lease plus one renew
+ * interval when it is shorter (a bound of {@code 1.25 * leaseDuration + 3 * renewInterval}). Either
+ * way the wait is at most two lease durations when the renew interval is at most a third of the
+ * lease, as by default.
  *
  * <p>Clock assumptions that remain: every relay's clock runs at about the same rate (an
  * interval of one lease duration on one clock is about one on another); their offsets are

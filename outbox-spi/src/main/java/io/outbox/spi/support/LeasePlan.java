@@ -20,6 +20,9 @@ import java.util.TreeMap;
  * (rules S4, S4b, S5, S7, R14). Every store calls this instead of reimplementing the arithmetic.
  *
  * <h2>How a store uses it in {@link OutboxStore#acquireBucketLeases}</h2>
+ * Stores do not run these steps themselves: {@link LeaseAcquisition#acquire} runs them over the
+ * store's primitives, with its judgement by observed change (S13) in place of the clock comparison
+ * of the four-argument {@code compute} and a heartbeat that changes on every call. The steps:
  * <ol>
  *   <li>Read {@code now} from the store's clock. Record the relay's heartbeat ({@code relayId,
  *       lastSeen = now}) with an upsert.</li>
@@ -330,9 +333,10 @@ public final class LeasePlan {
 
     /**
      * How long a bucket must have stayed claimable, unchanged, since a relay first judged it so
-     * before that relay takes it whatever the plan says (R14): a quarter lease duration, which a
-     * relay's next lease round (a renew interval later) reaches, and by which the planned claimer,
-     * whose own judgement lags by less than a renew interval, has had its turn.
+     * before that relay takes it whatever the plan says (R14): a quarter lease duration. The relay
+     * takes it at its first lease round at least that long after its judgement (the next round when
+     * the renew interval is at least a quarter lease); by then the planned claimer, which sees the
+     * same rows at its own rounds, has had at least one round to claim it.
      *
      * @param leaseDurationMillis the lease duration, milliseconds
      * @return {@code leaseDurationMillis / 4}
