@@ -140,9 +140,8 @@ class FleetSimulationTest {
         settings.put("heavy churn, renew 1 s", new Setting(heavy, Duration.ofSeconds(1), 50));
         for (Map.Entry<String, Setting> churn : settings.entrySet()) {
             Duration renew = churn.getValue().renew();
-            // rounds until a lease duration and then a quarter lease have passed, rounded up
-            int settleRounds = (int) (-Math.floorDiv(-lease.toMillis(), renew.toMillis())
-                    - Math.floorDiv(-lease.toMillis() / 4, renew.toMillis()));
+            // rounds until a lease duration and then a quarter lease have passed
+            int settleRounds = roundsFor(lease.toMillis(), renew) + roundsFor(lease.toMillis() / 4, renew);
             long[] longest = new long[churn.getValue().seeds()];
             double changes = 0;
             int crashes = 0;
@@ -165,6 +164,11 @@ class FleetSimulationTest {
                     longest[longest.length - 1] / 1000.0, longest[longest.length / 2] / 1000.0,
                     crashes / (5.0 * longest.length), changes / longest.length);
         }
+    }
+
+    /** How many rounds of {@code renew} it takes for {@code millis} to pass, rounded up. */
+    private static int roundsFor(long millis, Duration renew) {
+        return (int) ((millis + renew.toMillis() - 1) / renew.toMillis());
     }
 
     private void assertConvergedWithin(FleetSimulation.Episode episode, int rounds) {

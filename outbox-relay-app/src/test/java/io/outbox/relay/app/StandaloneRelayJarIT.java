@@ -687,7 +687,6 @@ class StandaloneRelayJarIT {
                 if (lease != null && lease.heldBy(live, nowMillis)) {
                     since[b] = -1;
                     sinceAnyHolder[b] = -1;
-                    row[b] = lease;
                     continue;
                 }
                 if (sinceAnyHolder[b] < 0) {
